@@ -1,0 +1,5 @@
+import sys
+
+from side.cli import main
+
+sys.exit(main())

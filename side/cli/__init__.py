@@ -1,0 +1,85 @@
+"""The ``side`` command line: one entry point fronting the library.
+
+Each command group lives in its own module with a ``register(subparsers)`` function. Errors
+the user can fix (a missing file, an unreachable URL) print one line and exit 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from side.errors import SideError
+
+#: Exit status for errors the user can fix.
+EXIT_USAGE = 2
+
+DESCRIPTION = """\
+Side finds Wikipedia citations that probably do not support their claim, and suggests a
+better source from an evidence corpus.
+
+Typical first steps:
+  side index build --demo        build the demo evidence index
+  side check ARTICLE.wikitext    score every citation of an article
+  side search "query"            look something up in the evidence index
+  side eval retrieval scifact    measure retrieval on SciFact
+"""
+
+
+def _command_modules():
+    from side.cli import check, evaluate, index, train
+
+    return [index, check, evaluate, train]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="side", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config", help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules():
+        module.register(sub)
+    return parser
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("urllib3", "filelock", "httpx", "trafilatura", "htmldate", "charset_normalizer"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    if verbose < 2:
+        logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    _configure_logging(args.verbose, args.quiet)
+    try:
+        from side.config import load_config
+
+        config = load_config(args.config)
+        return int(args.func(args, config) or 0)
+    except SideError as exc:
+        print(f"side: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("side: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

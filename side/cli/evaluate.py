@@ -1,0 +1,18 @@
+"""``side eval``: print quality metrics as a table, or ``--json`` for machines.
+
+Each evaluation lives in its own module with ``register(subparsers)``; every one takes a
+file path in the schema of the shared file so that other splits can be evaluated unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from side.cli import eval_extraction, eval_retrieval, eval_verify
+
+    parser = sub.add_parser("eval", help="measure quality (extraction, retrieval, verification)")
+    evals = parser.add_subparsers(dest="evaluation", metavar="EVALUATION", required=True)
+    for module in (eval_extraction, eval_retrieval, eval_verify):
+        module.register(evals)

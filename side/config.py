@@ -1,0 +1,148 @@
+"""One configuration object for every entry point.
+
+Defaults live here, in one place. A TOML file (``--config``, ``$SIDE_CONFIG`` or
+``./side.toml``) overrides them, and ``SIDE_<SECTION>_<KEY>`` environment variables override
+the file (``SIDE_DATA_DIR`` and the other top-level keys have no section). The library itself
+takes plain arguments; only entry points call :func:`load_config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from side.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: Where the shared real datasets live unless ``SIDE_DATA_DIR`` says otherwise.
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+
+#: Working state (caches, indexes) of a checkout; ignored by git.
+DEFAULT_VAR_DIR = REPO_ROOT / "var"
+
+
+@dataclass
+class FetchConfig:
+    """How cited sources are fetched; conservative because URLs come from anyone's edit."""
+
+    timeout_s: float = 10.0
+    max_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+    #: Hosts or CIDR networks that may be contacted although they are private/loopback.
+    allow_hosts: list[str] = field(default_factory=list)
+    user_agent: str = "SideBot/0.1 (citation verification; https://github.com/side)"
+
+
+@dataclass
+class RetrievalConfig:
+    """Hybrid retrieval, as in Side: union of sparse and dense top-k, or reciprocal-rank fusion."""
+
+    k_sparse: int = 100
+    k_dense: int = 100
+    fusion: str = "union"
+    passage_words: int = 100
+    passage_stride: int = 50
+    faiss_index: str = "flat"
+
+
+@dataclass
+class VerifierConfig:
+    """The verification engine and Side's decision thresholds."""
+
+    model_dir: str = ""
+    batch_size: int = 32
+    max_length: int = 256
+    #: Citations whose support score falls below this are flagged (chosen on dev data).
+    flag_threshold: float = 0.5
+    device: str = "auto"
+
+
+@dataclass
+class Config:
+    data_dir: Path = DEFAULT_DATA_DIR
+    var_dir: Path = DEFAULT_VAR_DIR
+    context_words: int = 100
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    verifier: VerifierConfig = field(default_factory=VerifierConfig)
+
+    @property
+    def cache_dir(self) -> Path:
+        return Path(self.var_dir) / "cache"
+
+    @property
+    def index_dir(self) -> Path:
+        return Path(self.var_dir) / "index"
+
+
+def _coerce(value: Any, like: Any, name: str) -> Any:
+    """Convert a TOML or environment value to the type of the default it replaces."""
+    try:
+        if isinstance(like, bool):
+            if isinstance(value, str):
+                return value.strip().lower() in {"1", "true", "yes", "on"}
+            return bool(value)
+        if isinstance(like, Path):
+            return Path(value).expanduser()
+        if isinstance(like, list):
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            return list(value)
+        if isinstance(like, (int, float, str)):
+            return type(like)(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"invalid value for {name}: {value!r}") from exc
+    return value
+
+
+def _apply(obj: Any, values: dict[str, Any], prefix: str) -> None:
+    names = {f.name for f in dataclasses.fields(obj)}
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"unknown setting {prefix}{key}")
+        current = getattr(obj, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{prefix}{key} must be a table")
+            _apply(current, value, f"{prefix}{key}.")
+        else:
+            setattr(obj, key, _coerce(value, current, prefix + key))
+
+
+def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cfg):
+        current = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(current):
+            for sub in dataclasses.fields(current):
+                var = f"SIDE_{f.name}_{sub.name}".upper()
+                if var in environ:
+                    out.setdefault(f.name, {})[sub.name] = environ[var]
+        else:
+            var = f"SIDE_{f.name}".upper()
+            if var in environ:
+                out[f.name] = environ[var]
+    return out
+
+
+def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Defaults, then the TOML file, then ``SIDE_*`` environment variables."""
+    environ = dict(os.environ if environ is None else environ)
+    cfg = Config()
+    candidate = path or environ.get("SIDE_CONFIG") or (Path.cwd() / "side.toml")
+    candidate = Path(candidate)
+    if path is not None and not candidate.is_file():
+        raise ConfigError(f"config file not found: {candidate}")
+    if candidate.is_file():
+        try:
+            values = tomllib.loads(candidate.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{candidate}: {exc}") from exc
+        _apply(cfg, values, "")
+    _apply(cfg, _env_overrides(cfg, environ), "")
+    return cfg

@@ -1,0 +1,40 @@
+"""Shared fixtures.
+
+Tests that need the real shared data use the ``data_dir`` fixture: outside CI they skip with
+the reason, in CI (``CI=true``) a missing folder is a failure, because CI must measure them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from side.config import DEFAULT_DATA_DIR  # noqa: E402
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def shared_data_dir() -> Path:
+    return Path(os.environ.get("SIDE_DATA_DIR", DEFAULT_DATA_DIR))
+
+
+def need_data(relative: str) -> Path:
+    """Path of a shared data file or folder; skip (locally) or fail (CI) when it is missing."""
+    path = shared_data_dir() / relative
+    if not path.exists():
+        message = f"shared data missing: {path} (set SIDE_DATA_DIR to ../shared/data)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return need_data("")
