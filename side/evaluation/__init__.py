@@ -1,0 +1,1 @@
+"""Quality measurements of Side's components against shared, labelled data."""

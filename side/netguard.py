@@ -1,0 +1,283 @@
+"""SSRF guard: refuse to fetch URLs that point inside the network Side runs in.
+
+Cited URLs come from anyone's edit, so a fetcher that follows them blindly can be steered at
+``http://169.254.169.254/`` (cloud credentials), ``http://localhost:6379/`` (our own Redis) or
+a private admin panel. Every URL, and every redirect hop, goes through :func:`check_url`:
+
+* only ``http`` and ``https``;
+* the host name is resolved with :func:`socket.getaddrinfo` and **every** address returned
+  must be public. Resolving (rather than parsing) also normalises the odd spellings that
+  bypass naive filters: ``2130706433``, ``0177.0.0.1``, ``0x7f.1``, ``[::ffff:127.0.0.1]``;
+* IPv6 addresses that embed an IPv4 one (mapped, 6to4, Teredo, NAT64) are judged by the
+  embedded address as well;
+* known metadata names and addresses are refused by name too.
+
+``allow_hosts`` (from :class:`side.config.FetchConfig`) exempts host names, IPs or CIDR
+networks, so tests and deployments can reach a local server on purpose.
+
+DNS rebinding: a check followed by a second, independent resolution at connect time could be
+answered with a different (private) address. :func:`guarded_session` closes that gap by doing
+the check *inside* the connection: the socket is opened to exactly the address that was just
+checked. Proxies from the environment are disabled for the same reason (the proxy, not us,
+would resolve the name).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from side.errors import SourceBlockedError, SourceFetchError
+
+log = logging.getLogger(__name__)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+#: Names that reach a cloud metadata service; refused even if they resolve to something public.
+METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data"})
+
+#: Addresses refused explicitly (most are also non-global, listed so the intent is visible).
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254", "fd00:ec2::23")
+)
+
+#: Ranges refused on top of ``not is_global``; some are "global" by IANA's table yet not public.
+BLOCKED_NETWORKS: tuple[IPNetwork, ...] = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",  # carrier-grade NAT
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.0.0.0/24",
+        "192.168.0.0/16",
+        "198.18.0.0/15",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+        "::/128",
+        "::1/128",
+        "fc00::/7",  # unique local
+        "fe80::/10",
+        "fec0::/10",  # deprecated site-local
+        "ff00::/8",
+    )
+)
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+@dataclass(frozen=True)
+class AllowList:
+    """Parsed ``allow_hosts``: exact host names plus IP networks (a bare IP is a /32 or /128)."""
+
+    names: frozenset[str]
+    networks: tuple[IPNetwork, ...]
+
+    @classmethod
+    def parse(cls, entries: Iterable[str] | AllowList = ()) -> AllowList:
+        if isinstance(entries, AllowList):
+            return entries
+        names: set[str] = set()
+        networks: list[IPNetwork] = []
+        for entry in entries:
+            entry = entry.strip().strip("[]").lower()
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                names.add(entry.rstrip("."))
+        return cls(frozenset(names), tuple(networks))
+
+    def allows_name(self, host: str) -> bool:
+        return host in self.names
+
+    def allows_ip(self, ip: IPAddress) -> bool:
+        return any(ip.version == net.version and ip in net for net in self.networks)
+
+
+def _embedded_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
+    """IPv4 addresses an IPv6 one carries (mapped, 6to4, Teredo, NAT64): judged as well."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    out: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        out.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        out.append(ip.sixtofour)
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    if ip in _NAT64:
+        out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    # IPv4-compatible (deprecated) ::a.b.c.d
+    if int(ip) >> 32 == 0 and int(ip) > 1:
+        out.append(ipaddress.IPv4Address(int(ip)))
+    return out
+
+
+def blocked_reason(ip: IPAddress) -> str | None:
+    """Why ``ip`` must not be contacted, or None if it is a public unicast address."""
+    if ip in METADATA_ADDRESSES:
+        return "cloud metadata address"
+    for inner in _embedded_ipv4(ip):
+        reason = blocked_reason(inner)
+        if reason:
+            return f"embeds {inner} ({reason})"
+    for attr in ("is_loopback", "is_link_local", "is_multicast", "is_unspecified", "is_reserved"):
+        if getattr(ip, attr):
+            return attr[3:].replace("_", "-") + " address"
+    for net in BLOCKED_NETWORKS:
+        if ip.version == net.version and ip in net:
+            return f"non-public network {net}"
+    if ip.is_private or not ip.is_global:
+        return "non-public address"
+    return None
+
+
+def _parse_ip(text: str) -> IPAddress:
+    return ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone id
+
+
+def resolve(host: str, port: int) -> list[IPAddress]:
+    """All addresses ``host`` resolves to (getaddrinfo also parses decimal/octal/hex IPv4)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise SourceFetchError(f"cannot resolve host {host!r}: {exc}") from exc
+    addresses: list[IPAddress] = []
+    for _family, _type, _proto, _canon, sockaddr in infos:
+        ip = _parse_ip(str(sockaddr[0]))
+        if ip not in addresses:
+            addresses.append(ip)
+    if not addresses:
+        raise SourceFetchError(f"host {host!r} has no address")
+    return addresses
+
+
+def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = ()) -> list[IPAddress]:
+    """Resolve ``host`` and return its addresses if all may be contacted, else raise.
+
+    An allow-listed name skips the check (its addresses are still returned, for pinning).
+    """
+    allow = AllowList.parse(allow_hosts)
+    name = host.strip("[]").lower().rstrip(".")
+    if not name:
+        raise SourceBlockedError("URL has no host")
+    if allow.allows_name(name):
+        return resolve(name, port)
+    if name in METADATA_HOSTS:
+        raise SourceBlockedError(f"refusing to contact {host}: cloud metadata host")
+    addresses = resolve(name, port)
+    for ip in addresses:
+        if allow.allows_ip(ip):
+            continue
+        reason = blocked_reason(ip)
+        if reason:
+            raise SourceBlockedError(f"refusing to contact {host} ({ip}): {reason}")
+    return addresses
+
+
+def check_url(url: str, allow_hosts: Sequence[str] | AllowList = ()) -> None:
+    """Raise :class:`SourceBlockedError` unless ``url`` is http(s) to public addresses only."""
+    check_url_addresses(url, allow_hosts)
+
+
+def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = ()) -> list[IPAddress]:
+    """:func:`check_url`, returning the checked addresses."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise SourceBlockedError(f"malformed URL {url!r}: {exc}") from exc
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise SourceBlockedError(f"refusing URL scheme {scheme or '(none)'!r}: only http and https")
+    if not parts.hostname:
+        raise SourceBlockedError(f"URL has no host: {url!r}")
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    return check_host(parts.hostname, port, allow_hosts)
+
+
+# --- connection pinning -------------------------------------------------------------------
+
+
+class _GuardedConnectionMixin:
+    """Resolve, check and connect in one step, so the socket goes to the address just checked.
+
+    Mixed into urllib3's connection classes; ``allow`` is set on the generated subclass.
+    TLS still verifies the certificate against the URL's host name (``self.host``).
+    """
+
+    allow: AllowList = AllowList(frozenset(), ())
+
+    def _new_conn(self):  # type: ignore[no-untyped-def]
+        from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+        from urllib3.util import connection as u3conn
+
+        addresses = check_host(self._dns_host, self.port, self.allow)  # type: ignore[attr-defined]
+        last_error: OSError | None = None
+        for ip in addresses:
+            try:
+                return u3conn.create_connection(
+                    (str(ip), self.port),  # type: ignore[attr-defined]
+                    self.timeout,  # type: ignore[attr-defined]
+                    source_address=self.source_address,  # type: ignore[attr-defined]
+                    socket_options=self.socket_options,  # type: ignore[attr-defined]
+                )
+            except TimeoutError as exc:
+                raise ConnectTimeoutError(self, f"connection to {ip} timed out") from exc
+            except OSError as exc:
+                last_error = exc
+        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+
+
+def _pool_classes(allow: AllowList) -> dict[str, type]:
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    http_conn = type("GuardedHTTPConnection", (_GuardedConnectionMixin, HTTPConnection), {"allow": allow})
+    https_conn = type("GuardedHTTPSConnection", (_GuardedConnectionMixin, HTTPSConnection), {"allow": allow})
+    return {
+        "http": type("GuardedHTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn}),
+        "https": type("GuardedHTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn}),
+    }
+
+
+def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str | None = None):
+    """A :class:`requests.Session` whose every connection is checked and pinned (see module doc).
+
+    Redirects must still be followed by the caller (``allow_redirects=False``) with
+    :func:`check_url` on each hop, so that a blocked target is refused before any connection.
+    """
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    classes = _pool_classes(AllowList.parse(allow_hosts))
+
+    class GuardedAdapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = dict(classes)
+
+        def proxy_manager_for(self, proxy, **kwargs):  # type: ignore[no-untyped-def]
+            raise SourceBlockedError("proxies are disabled for source fetching")
+
+    session = requests.Session()
+    session.trust_env = False  # no proxies or .netrc from the environment
+    adapter = GuardedAdapter(max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    if user_agent:
+        session.headers["User-Agent"] = user_agent
+    return session
