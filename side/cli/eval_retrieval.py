@@ -1,7 +1,59 @@
-"""Placeholder until this command group lands."""
+"""``side eval retrieval scifact|wice-recovery|evidence``: retrieval quality, BM25 vs dense vs hybrid.
+
+Defaults are the shared dev files; ``--claims``/``--corpus`` take any file in the same schema.
+Built indexes are cached under ``var_dir/eval`` so that a rerun only queries.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
 
-def register(sub) -> None:
-    return None
+from side.config import Config
+from side.errors import InputError
+
+TASKS = ("scifact", "wice-recovery", "evidence")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("retrieval", help="retrieval quality (SciFact, WiCE page recovery, evidence)")
+    parser.add_argument("task", choices=TASKS)
+    parser.add_argument("--claims", type=Path, help="claims file (default: the shared dev split)")
+    parser.add_argument("--corpus", type=Path, help="SciFact corpus file (scifact only)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
+
+
+def _report(args: argparse.Namespace, config: Config):
+    from side.evaluation import retrieval
+
+    data, cache = Path(config.data_dir), Path(config.var_dir) / "eval"
+    if args.corpus and args.task != "scifact":
+        raise InputError("--corpus applies to the scifact task only")
+    if args.task == "scifact":
+        return retrieval.evaluate_scifact(args.claims or data / "scifact" / "claims_dev.jsonl",
+                                          args.corpus or data / "scifact" / "corpus.jsonl", cache)
+    claims = args.claims or data / "wice" / "claim_dev.jsonl"
+    if args.task == "wice-recovery":
+        return retrieval.evaluate_wice_recovery(claims, cache)
+    return retrieval.evaluate_evidence(claims, cache)
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    report = _report(args, config)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=1))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    columns = list(next(iter(report.metrics.values())))
+    table = Table(title=f"retrieval: {report.task} ({report.n_queries} queries)")
+    table.add_column("method")
+    for name in columns:
+        table.add_column(name, justify="right")
+    for method, values in report.metrics.items():
+        table.add_row(method, *(f"{values[c]:.3f}" for c in columns))
+    Console().print(table)
+    return 0

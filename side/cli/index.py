@@ -1,7 +1,130 @@
-"""Placeholder until this command group lands."""
+"""``side index build|info`` and ``side search``: build the evidence index, look things up in it.
+
+``side index build --demo`` indexes the WiCE cited pages and the saved web pages of the shared
+fixtures, enough to try Side's suggestions offline. Passages of the demo do not overlap
+(stride = passage length): embedding is the whole cost on a CPU, and halving the passages
+keeps the demo build within a few minutes on two cores.
+"""
 
 from __future__ import annotations
 
+import argparse
+import itertools
+import json
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
-def register(sub) -> None:
-    return None
+from side.config import Config
+from side.errors import InputError
+
+log = logging.getLogger(__name__)
+
+DATASETS = ("wice", "scifact", "web_html")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("index", help="build or inspect the evidence index")
+    commands = parser.add_subparsers(dest="index_command", metavar="ACTION", required=True)
+    build = commands.add_parser("build", help="build (or update) the evidence index")
+    build.add_argument("--jsonl", action="append", default=[], metavar="FILE",
+                       help="JSONL documents with url, title, text (repeatable)")
+    build.add_argument("--dataset", action="append", default=[], choices=DATASETS,
+                       help="a shared dataset's documents (repeatable)")
+    build.add_argument("--demo", action="store_true", help="WiCE cited pages + saved web pages")
+    build.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
+    build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type")
+    build.add_argument("--words", type=int, help="passage length in words")
+    build.add_argument("--stride", type=int, help="words between passage starts")
+    build.set_defaults(func=run_build)
+    info = commands.add_parser("info", help="describe the evidence index")
+    info.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
+    info.set_defaults(func=run_info)
+
+    search = sub.add_parser("search", help="look a claim up in the evidence index")
+    search.add_argument("query", help="sparse query (for Side: the claim sentence and article title)")
+    search.add_argument("--dense-query", help="separate dense query (default: the same text)")
+    search.add_argument("--k", type=int, default=10, help="documents to show (default 10)")
+    search.add_argument("--mode", choices=("sparse", "dense", "hybrid"), default="hybrid")
+    search.add_argument("--fusion", choices=("union", "rrf"), help="hybrid fusion (default: config)")
+    search.add_argument("--index", type=Path, help="index directory (default: the configured index_dir)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(func=run_search)
+
+
+def _documents(args: argparse.Namespace, config: Config) -> Iterator:
+    from side import corpus
+
+    data = Path(config.data_dir)
+    datasets = list(args.dataset) + (["wice", "web_html"] if args.demo else [])
+    sources = [corpus.documents_from_jsonl(p) for p in args.jsonl]
+    for name in dict.fromkeys(datasets):
+        if name == "wice":
+            sources.append(corpus.documents_from_wice(data / "wice" / "claim_dev.jsonl"))
+        elif name == "scifact":
+            sources.append(corpus.documents_from_scifact(data / "scifact" / "corpus.jsonl"))
+        else:
+            sources.append(corpus.documents_from_web_html(data / "fixtures" / "web_html"))
+    if not sources:
+        raise InputError("nothing to index: give --jsonl FILE, --dataset NAME or --demo")
+    return itertools.chain.from_iterable(sources)
+
+
+def run_build(args: argparse.Namespace, config: Config) -> int:
+    from side.corpus import build_corpus
+    from side.retrieval import build_index
+
+    started = time.perf_counter()
+    out = args.out or config.index_dir
+    words = args.words or config.retrieval.passage_words
+    stride = args.stride or (words if args.demo else config.retrieval.passage_stride)
+    corpus = build_corpus(_documents(args, config), out, words=words, stride=stride)
+    build_index(corpus, out, faiss_index=args.faiss or config.retrieval.faiss_index)
+    print(f"index {out}: {len(corpus)} documents, {len(corpus.passages)} passages "
+          f"({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+def run_info(args: argparse.Namespace, config: Config) -> int:
+    from side.retrieval import read_index_meta
+
+    out = args.out or config.index_dir
+    meta = read_index_meta(out)
+    print(f"index {out}")
+    for key in ("n_documents", "n_passages", "faiss", "stemmer", "dim", "fingerprint"):
+        print(f"  {key}: {meta.get(key)}")
+    return 0
+
+
+def run_search(args: argparse.Namespace, config: Config) -> int:
+    from side.retrieval import Retriever
+
+    settings = config.retrieval
+    retriever = Retriever.load(args.index or config.index_dir, k_sparse=settings.k_sparse,
+                               k_dense=settings.k_dense, fusion=settings.fusion)
+    hits = retriever.search(args.query, args.dense_query, k=args.k, mode=args.mode, fusion=args.fusion)
+    if args.json:
+        print(json.dumps([_brief(h) for h in hits], indent=1, ensure_ascii=False))
+        return 0
+    _print_table(args.query, hits)
+    return 0
+
+
+def _brief(hit) -> dict:
+    return {"doc_id": hit.doc_id, "url": hit.url, "title": hit.title, "score": round(hit.score, 4),
+            "passage": hit.best_passage.text, "passage_id": hit.best_passage.passage_id}
+
+
+def _print_table(query: str, hits: list) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"search: {query}", show_lines=True)
+    for name in ("#", "score", "document", "best passage"):
+        table.add_column(name, overflow="fold")
+    for rank, hit in enumerate(hits, 1):
+        passage = hit.best_passage.text
+        table.add_row(str(rank), f"{hit.score:.3f}", f"{hit.title}\n{hit.url}",
+                      passage if len(passage) <= 300 else passage[:300] + "…")
+    Console().print(table if hits else "no documents found")
