@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_passages_cover_every_sentence_in_order(tmp_path):
     alpha = corpus.passages_for("a")
     assert len(alpha) > 2 and alpha[0].sentence_start == 0
     assert alpha[-1].sentence_end == 40
-    assert all(a.sentence_start < b.sentence_start < a.sentence_end for a, b in zip(alpha, alpha[1:]))
+    assert all(a.sentence_start < b.sentence_start < a.sentence_end for a, b in pairwise(alpha))
     assert Corpus.load(tmp_path).passages == corpus.passages
 
 

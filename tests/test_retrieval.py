@@ -185,3 +185,11 @@ def test_cli_build_search_and_info(jsonl, tmp_path, capsys):
 def test_cli_search_without_index_is_a_one_line_error(tmp_path, capsys):
     assert main(["search", "anything", "--index", str(tmp_path)]) == 2
     assert "no index" in capsys.readouterr().err
+
+
+def test_demo_truncation_keeps_whole_sentences():
+    from side.cli.index import truncate_document
+
+    doc = Document("d", "u", "t", "", tuple(f"Sentence number {i} has five words." for i in range(10)))
+    cut = truncate_document(doc, 12)
+    assert cut.sentences == doc.sentences[:2] and cut.doc_id == "d"

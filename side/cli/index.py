@@ -1,9 +1,10 @@
 """``side index build|info`` and ``side search``: build the evidence index, look things up in it.
 
-``side index build --demo`` indexes the WiCE cited pages and the saved web pages of the shared
-fixtures, enough to try Side's suggestions offline. Passages of the demo do not overlap
+``side index build --demo`` indexes the WiCE cited pages and the saved English news pages of
+the shared web fixtures, enough to try Side's suggestions offline. Passages of the demo do not overlap
 (stride = passage length): embedding is the whole cost on a CPU, and halving the passages
-keeps the demo build within a few minutes on two cores.
+keeps the demo build within a few minutes on two cores. For the same reason each demo page is
+cut to its first ``DEMO_MAX_WORDS`` words (``--max-words`` changes it; 0 keeps whole pages).
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ log = logging.getLogger(__name__)
 
 DATASETS = ("wice", "scifact", "web_html")
 
+#: Words kept of each page by ``--demo``: the demo shows the workflow, not full-page recall.
+DEMO_MAX_WORDS = 400
+
+#: The English news pages of the web fixtures (the other folder is mostly German and French).
+DEMO_WEB_PAGES = "article_extraction_benchmark"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("index", help="build or inspect the evidence index")
@@ -37,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type")
     build.add_argument("--words", type=int, help="passage length in words")
     build.add_argument("--stride", type=int, help="words between passage starts")
+    build.add_argument("--max-words", type=int, help=f"keep the first N words of each page "
+                       f"(default: all; {DEMO_MAX_WORDS} with --demo; 0: all)")
     build.set_defaults(func=run_build)
     info = commands.add_parser("info", help="describe the evidence index")
     info.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
@@ -57,8 +66,10 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
     from side import corpus
 
     data = Path(config.data_dir)
-    datasets = list(args.dataset) + (["wice", "web_html"] if args.demo else [])
+    datasets = list(args.dataset) + (["wice"] if args.demo else [])
     sources = [corpus.documents_from_jsonl(p) for p in args.jsonl]
+    if args.demo and "web_html" not in datasets:
+        sources.append(corpus.documents_from_web_html(data / "fixtures" / "web_html" / DEMO_WEB_PAGES))
     for name in dict.fromkeys(datasets):
         if name == "wice":
             sources.append(corpus.documents_from_wice(data / "wice" / "claim_dev.jsonl"))
@@ -79,11 +90,29 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     out = args.out or config.index_dir
     words = args.words or config.retrieval.passage_words
     stride = args.stride or (words if args.demo else config.retrieval.passage_stride)
-    corpus = build_corpus(_documents(args, config), out, words=words, stride=stride)
+    max_words = DEMO_MAX_WORDS if args.max_words is None and args.demo else (args.max_words or 0)
+    documents = _documents(args, config)
+    if max_words:
+        documents = (truncate_document(d, max_words) for d in documents)
+    corpus = build_corpus(documents, out, words=words, stride=stride)
     build_index(corpus, out, faiss_index=args.faiss or config.retrieval.faiss_index)
     print(f"index {out}: {len(corpus)} documents, {len(corpus.passages)} passages "
           f"({time.perf_counter() - started:.0f} s)")
     return 0
+
+
+def truncate_document(document, max_words: int):
+    """The document cut after the sentence that reaches ``max_words`` words."""
+    from side.corpus import Document
+    from side.text import count_words
+
+    kept, total = [], 0
+    for sentence in document.split():
+        if total >= max_words:
+            break
+        kept.append(sentence)
+        total += count_words(sentence)
+    return Document(document.doc_id, document.url, document.title, "\n".join(kept), tuple(kept))
 
 
 def run_info(args: argparse.Namespace, config: Config) -> int:
