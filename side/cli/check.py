@@ -1,7 +1,106 @@
-"""Placeholder until this command group lands."""
+"""``side check``: which citations of an article probably fail verification, and better sources."""
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
 
-def register(sub) -> None:
-    return None
+from side.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="check every citation of an article (wikitext file)",
+        description="Score each citation of an article against its source, retrieve better "
+        "candidates from the evidence index and print a table ordered by likelihood of failed "
+        "verification, with ready-to-paste {{cite web}} suggestions.",
+    )
+    p.add_argument("article", type=Path, help="wikitext file of the article")
+    p.add_argument("--title", help="article title (default: the file name)")
+    p.add_argument("--index", type=Path, help="evidence index directory (default: var/index)")
+    p.add_argument("--no-index", action="store_true", help="do not suggest sources from an index")
+    p.add_argument("--offline", action="store_true", help="never fetch cited URLs (cache and index only)")
+    p.add_argument("--candidates", type=int, default=3, help="corpus candidates scored per claim (default 3)")
+    p.add_argument("--limit", type=int, help="only the first N citations")
+    p.add_argument("--model", type=Path, help="verifier model directory (default: the shipped one)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_check)
+
+
+def _read_article(path: Path) -> str:
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text: {exc.reason}") from exc
+
+
+def _title(path: Path) -> str:
+    return path.stem.replace("_", " ").replace("-", " ")
+
+
+def run_check(args: argparse.Namespace, config) -> int:
+    import logging
+
+    from tqdm import tqdm
+
+    from side.check import Checker, make_source_loader
+    from side.sources import fetch_source
+    from side.verifier import Verifier
+    from side.wikitext import extract_claims
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    wikitext = _read_article(args.article)
+    title = args.title or _title(args.article)
+    claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
+    retriever = None
+    if not args.no_index:
+        from side.retrieval import Retriever
+
+        retriever = Retriever.load(args.index or config.index_dir, k_sparse=config.retrieval.k_sparse,
+                                   k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
+    fetch = None if args.offline else (lambda url: fetch_source(url, config.fetch, config.cache_dir))
+    verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device)
+    checker = Checker(verifier, retriever, make_source_loader(retriever, fetch), candidates=args.candidates)
+    from side.check import ArticleCheck
+
+    with tqdm(total=len(claims), desc="checking citations", unit="claim", disable=args.json) as bar:
+        checks = checker.check_claims(claims, bar.update)
+    report = ArticleCheck(title, checks, bar.format_dict["elapsed"])
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return 0
+
+
+def print_report(report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    flagged = sum(c.flagged for c in report.checks)
+    table = Table(title=f"{report.title}: {len(report.checks)} citations, {flagged} flagged",
+                  show_lines=True, expand=True)
+    for col, kw in (("#", {"justify": "right"}), ("fail?", {}), ("verdict", {}), ("claim", {"ratio": 3}),
+                    ("source", {"ratio": 2}), ("why / suggestion", {"ratio": 3})):
+        table.add_column(col, **kw)
+    for n, check in enumerate(report.ordered(), 1):
+        verdict = check.verdict
+        likelihood = "-" if check.failure_likelihood is None else f"{check.failure_likelihood:.2f}"
+        label = "[red]FLAG[/red] " if check.flagged else ""
+        label += f"{verdict.label} ({verdict.score:.2f})" if verdict else check.source_status
+        cite = check.claim.citation
+        source = cite.url or cite.title or cite.raw[:80]
+        if check.url_depth is not None:
+            source += f"  [dim](depth {check.url_depth})[/dim]"
+        why = "; ".join(check.reasons)
+        if verdict and verdict.evidence:
+            why += f"\n[dim]best evidence:[/dim] {verdict.evidence[0].text[:200]}"
+        for s in check.suggestions[:2]:
+            ev = f" — “{s.evidence.text[:160]}”" if s.evidence else ""
+            why += f"\n[green]suggest[/green] {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}"
+        table.add_row(str(n), likelihood, label, check.claim.text[:300], source, why.strip())
+    console.print(table)

@@ -1,7 +1,98 @@
-"""Placeholder until this command group lands."""
+"""``side eval verify``: WiCE, SciFact (oracle/open) and Citation-Integrity metrics."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+from pathlib import Path
 
-def register(sub) -> None:
-    return None
+TASKS = ("wice", "scifact", "citation-integrity")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify", help="verification quality: WiCE AUROC / P@R15, SciFact F1, evidence R@5",
+        description="Measure the verifier on WiCE claim dev (with BM25-max and MiniLM max-cosine "
+        "baselines from the same run), SciFact dev (oracle and open retrieval) and Citation-Integrity "
+        "dev. Any file in the same schema can be given with --claims/--corpus.",
+    )
+    p.add_argument("task", choices=TASKS + ("all",), nargs="?", default="wice")
+    p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
+    p.add_argument("--corpus", type=Path, help="abstract corpus for scifact / citation-integrity")
+    p.add_argument("--setting", choices=("oracle", "open", "both"), default="both",
+                   help="SciFact: gold abstracts, retrieved abstracts (top 3, hybrid), or both")
+    p.add_argument("--limit", type=int, help="only the first N claims")
+    p.add_argument("--model", type=Path, help="verifier model directory (default: the shipped one)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_eval_verify)
+
+
+def _open_retriever(config, corpus_path: Path):
+    from side.evaluation.retrieval import scifact_retriever
+
+    retriever = scifact_retriever(config, corpus_path)
+    return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=3, mode="hybrid")]
+
+
+def run_eval_verify(args: argparse.Namespace, config) -> int:
+    import logging
+
+    from side.evaluation.verify import evaluate_scifact, evaluate_wice
+    from side.verifier import Verifier
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    data = Path(config.data_dir)
+    verifier = Verifier.load(args.model, device=config.verifier.device)
+    tasks = TASKS if args.task == "all" else (args.task,)
+    results: dict = {}
+    for task in tasks:
+        if task == "wice":
+            results["wice"] = evaluate_wice(verifier, args.claims or data / "wice" / "claim_dev.jsonl", args.limit)
+            continue
+        folder = "scifact" if task == "scifact" else "citation_integrity"
+        claims = args.claims or data / folder / "claims_dev.jsonl"
+        corpus = args.corpus or data / folder / "corpus.jsonl"
+        settings = ("oracle", "open") if args.setting == "both" else (args.setting,)
+        for setting in settings:
+            retrieve = _open_retriever(config, corpus) if setting == "open" else None
+            results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        _print_tables(results)
+    return 0
+
+
+def _fmt(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+
+def _print_tables(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if "wice" in results:
+        wice = results["wice"]
+        table = Table(title=f"WiCE claim level ({wice['claims']} claims)")
+        for col in ("method", "AUROC(not supported)", "AUROC(not fully supported)", "P@R15(not supported)"):
+            table.add_column(col)
+        for name in ("verifier", "baseline_bm25_max", "baseline_minilm_max_cosine"):
+            m = wice[name]
+            table.add_row(name, _fmt(m["auroc_not_supported"]), _fmt(m["auroc_not_fully_supported"]),
+                          _fmt(m["precision_at_15_recall"]))
+        console.print(table)
+        ev = wice["evidence"]
+        console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
+                      f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
+    for name, res in results.items():
+        if name == "wice":
+            continue
+        table = Table(title=f"{name} ({res['claims']} claims)")
+        for col in ("level", "precision", "recall", "F1"):
+            table.add_column(col)
+        for level in ("abstract_label_only", "abstract_label_rationale", "sentence_selection_label"):
+            m = res[level]
+            table.add_row(level, _fmt(m["precision"]), _fmt(m["recall"]), _fmt(m["f1"]))
+        console.print(table)

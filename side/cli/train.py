@@ -1,7 +1,61 @@
-"""Placeholder until this command group lands."""
+"""``side train verifier``: rebuild the shipped verification model from the shared data."""
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
 
-def register(sub) -> None:
-    return None
+from side.crossencoder import DEFAULT_MODEL_DIR
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("train", help="train models (the verifier)")
+    models = parser.add_subparsers(dest="model", metavar="MODEL", required=True)
+    p = models.add_parser(
+        "verifier",
+        help="fine-tune the cross-encoder, fit its combiner and choose thresholds",
+        description="Fine-tune the all-MiniLM-L6-v2 cross-encoder on shippable shared data "
+        "(CPU: stops at --max-minutes, resumable with --resume), then fit the logistic combiner "
+        "on WiCE/SciFact train signals and choose flag thresholds on WiCE dev.",
+    )
+    p.add_argument("--out", type=Path, default=DEFAULT_MODEL_DIR, help="model directory (default: the shipped one)")
+    p.add_argument("--max-minutes", type=float, default=80.0, help="time budget of the fine-tuning (default 80)")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: one epoch)")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--combiner-only", action="store_true", help="keep the cross-encoder; refit the combiner")
+    p.set_defaults(func=run_train_verifier)
+
+
+def run_train_verifier(args: argparse.Namespace, config) -> int:
+    import logging
+
+    from side.calibration import choose_thresholds, fit_combiner
+    from side.data import require_file
+    from side.training import TrainSettings, train_verifier
+    from side.verifier import COMBINER_FILE, Verifier
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    data_dir = Path(config.data_dir)
+    require_file(data_dir / "wice" / "claim_dev.jsonl")
+    stats = {}
+    if not args.combiner_only:
+        settings = TrainSettings(
+            data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
+            max_length=args.max_length, batch_size=args.batch_size, max_minutes=args.max_minutes,
+            max_steps=args.max_steps, resume=args.resume, device=config.verifier.device,
+        )
+        stats = train_verifier(settings)
+    verifier = Verifier.load(args.out, device=config.verifier.device)
+    verifier.combiner = None
+    combiner = fit_combiner(verifier, data_dir, seed=args.seed)
+    verifier.combiner = combiner
+    thresholds = choose_thresholds(verifier, data_dir / "wice" / "claim_dev.jsonl")
+    combiner.flag_threshold = thresholds["flag_threshold"]
+    combiner.report_threshold = thresholds["report_threshold"]
+    combiner.save(Path(args.out) / COMBINER_FILE)
+    print(json.dumps({"training": stats, "combiner": combiner.info, **thresholds}, indent=2))
+    return 0

@@ -1,0 +1,238 @@
+"""Side's decision flow: score each citation's source, look for better ones, and suggest.
+
+For every claim of an article: get the cited source (evidence corpus, disk cache, or fetch),
+score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
+passages, grouped to documents), score those with the same verifier, rank the existing
+citation among them, and flag it when its support is below the threshold chosen on dev data,
+or when a candidate supports the claim clearly better. Flags also carry Side's URL-depth signal:
+citations to a bare domain fail verification far more often than deep links.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any
+from urllib.parse import urlsplit
+
+from side.claims import Claim
+from side.errors import SourceFetchError
+from side.text import split_sentences
+from side.verifier import Evidence, Query, Verdict, Verifier
+
+log = logging.getLogger(__name__)
+
+#: A candidate must beat the current source by this much support to flag it on its own.
+BETTER_MARGIN = 0.15
+#: Candidates from the corpus scored per claim.
+DEFAULT_CANDIDATES = 3
+
+
+def url_depth(url: str | None) -> int | None:
+    """Number of path segments: 0 for a site's front page (a generic citation)."""
+    if not url:
+        return None
+    path = urlsplit(url.strip()).path
+    return len([seg for seg in path.split("/") if seg])
+
+
+def cite_web(url: str, title: str, website: str = "", today: date | None = None) -> str:
+    """A ready-to-paste ``{{cite web}}`` for a suggested source."""
+    website = website or urlsplit(url).netloc.removeprefix("www.")
+    safe = lambda s: s.replace("|", "{{!}}").replace("}}", "").strip()  # noqa: E731
+    parts = [f"url={url}", f"title={safe(title) or safe(website)}"]
+    if website:
+        parts.append(f"website={safe(website)}")
+    parts.append(f"access-date={(today or date.today()).isoformat()}")
+    return "{{cite web |" + " |".join(parts) + "}}"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A better Source for a Claim, with the sentence that shows it."""
+
+    url: str
+    title: str
+    score: float
+    evidence: Evidence | None
+    cite: str
+    doc_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["evidence"] = self.evidence.to_dict() if self.evidence else None
+        return data
+
+
+@dataclass
+class CitationCheck:
+    """The outcome for one use of a citation."""
+
+    claim: Claim
+    source_status: str  # "corpus" | "cache" | "fetched" | "no_url" | "unavailable"
+    verdict: Verdict | None = None
+    source_error: str = ""
+    url_depth: int | None = None
+    #: 1 when the current source is the best supported; None when it could not be scored.
+    rank: int | None = None
+    flagged: bool = False
+    reasons: list[str] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+    #: The cited source's sentences while the check runs (not reported).
+    source_sentences: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def failure_likelihood(self) -> float | None:
+        """1 - support score; what the report is ordered by."""
+        return None if self.verdict is None else round(1.0 - self.verdict.score, 4)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim.to_dict(), "source_status": self.source_status, "source_error": self.source_error,
+            "verdict": self.verdict.to_dict() if self.verdict else None, "url_depth": self.url_depth,
+            "rank": self.rank, "flagged": self.flagged, "reasons": self.reasons,
+            "failure_likelihood": self.failure_likelihood,
+            "suggestions": [s.to_dict() for s in self.suggestions],
+        }
+
+
+@dataclass
+class ArticleCheck:
+    title: str
+    checks: list[CitationCheck]
+    seconds: float = 0.0
+
+    def ordered(self) -> list[CitationCheck]:
+        """Most likely failed verification first; unscored citations last."""
+        return sorted(self.checks, key=lambda c: (c.failure_likelihood is None, -(c.failure_likelihood or 0.0)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "seconds": round(self.seconds, 2),
+                "citations": len(self.checks), "flagged": sum(c.flagged for c in self.checks),
+                "checks": [c.to_dict() for c in self.ordered()]}
+
+
+#: Gets a cited source's sentences: returns (status, sentences, title, error).
+SourceLoader = Callable[[str], tuple[str, list[str], str, str]]
+
+
+def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
+    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
+    by_url: dict[str, str] = {}
+    if retriever is not None:
+        by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
+
+    def load(url: str) -> tuple[str, list[str], str, str]:
+        if url in by_url:
+            doc = retriever.corpus.document(by_url[url])
+            return "corpus", split_sentences(doc.text), doc.title, ""
+        if fetch is None:
+            return "unavailable", [], "", "fetching disabled (offline)"
+        try:
+            source = fetch(url)
+        except SourceFetchError as exc:
+            return "unavailable", [], "", str(exc)
+        return "fetched", list(source.sentences), source.title or "", ""
+
+    return load
+
+
+class Checker:
+    """Runs the decision flow; holds the loaded verifier and (optional) evidence index."""
+
+    def __init__(self, verifier: Verifier, retriever=None, load_source: SourceLoader | None = None,
+                 candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None) -> None:
+        self.verifier = verifier
+        self.retriever = retriever
+        self.load_source = load_source or make_source_loader(retriever)
+        self.candidates = candidates
+        self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
+
+    def check_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[CitationCheck]:
+        checks = [self._source_check(c) for c in claims]
+        hits = self._retrieve(claims)
+        for start in range(0, len(claims), 8):
+            self._score(checks[start : start + 8], hits[start : start + 8])
+            if progress:
+                progress(len(checks[start : start + 8]))
+        return checks
+
+    def check_article(self, wikitext: str, title: str, context_words: int = 100,
+                      progress: Callable[[int], None] | None = None) -> ArticleCheck:
+        from side.wikitext import extract_claims
+
+        started = time.monotonic()
+        claims = extract_claims(wikitext, title, context_words)
+        checks = self.check_claims(claims, progress)
+        return ArticleCheck(title, checks, time.monotonic() - started)
+
+    def _source_check(self, claim: Claim) -> CitationCheck:
+        url = claim.citation.url
+        check = CitationCheck(claim, "no_url", url_depth=url_depth(url))
+        if url:
+            status, sentences, _title, error = self.load_source(url)
+            check.source_status, check.source_error, check.source_sentences = status, error, sentences
+        return check
+
+    def _retrieve(self, claims: list[Claim]) -> list[list]:
+        if self.retriever is None or not claims or self.candidates <= 0:
+            return [[] for _ in claims]
+        return self.retriever.search_batch([c.sparse_query for c in claims], [c.dense_query for c in claims],
+                                           k=self.candidates + 1, mode="hybrid")
+
+    def _score(self, checks: list[CitationCheck], hits: list[list]) -> None:
+        items, owners = [], []
+        for n, (check, doc_hits) in enumerate(zip(checks, hits)):
+            query = claim_query(check.claim)
+            if check.source_sentences:
+                items.append((query, check.source_sentences))
+                owners.append((n, None))
+            for hit in doc_hits:
+                if hit.url and hit.url == check.claim.citation.url:
+                    continue
+                passages = [h.passage.text for h in hit.passages] or [hit.best_passage.text]
+                items.append((query, [s for p in passages for s in split_sentences(p)]))
+                owners.append((n, hit))
+        verdicts = self.verifier.verify_many(items)
+        found: dict[int, list[tuple[Any, Verdict]]] = {}
+        for (n, hit), verdict in zip(owners, verdicts):
+            if hit is None:
+                checks[n].verdict = verdict
+            else:
+                found.setdefault(n, []).append((hit, verdict))
+        for n, check in enumerate(checks):
+            self._decide(check, found.get(n, [])[: self.candidates])
+            check.source_sentences = []
+
+    def _decide(self, check: CitationCheck, candidates: list[tuple[Any, Verdict]]) -> None:
+        candidates.sort(key=lambda hv: -hv[1].score)
+        current = check.verdict.score if check.verdict else None
+        better = [(h, v) for h, v in candidates if current is None or v.score > current]
+        check.suggestions = [
+            Suggestion(h.url, h.title, v.score, v.evidence[0] if v.evidence else None, cite_web(h.url, h.title), h.doc_id)
+            for h, v in (better if current is not None else candidates) if v.score >= self.flag_threshold
+        ]
+        if check.url_depth == 0:
+            check.reasons.append("generic URL (a site's front page)")
+        if check.verdict is None:
+            if check.source_status == "no_url":
+                check.reasons.append("citation has no URL to verify")
+            else:
+                check.reasons.append(f"source unavailable: {check.source_error}")
+            return
+        check.rank = 1 + len(better)
+        if check.verdict.reason:
+            check.reasons.append(check.verdict.reason)
+        if current < self.flag_threshold:
+            check.flagged = True
+            check.reasons.append(f"support {current:.2f} below threshold {self.flag_threshold:.2f}")
+        if better and better[0][1].score >= current + BETTER_MARGIN:
+            check.flagged = True
+            check.reasons.append(f"a corpus source supports the claim better ({better[0][1].score:.2f})")
+
+
+def claim_query(claim: Claim) -> Query:
+    return Query(claim.text, claim.article_title, claim.section_path, claim.left_context)

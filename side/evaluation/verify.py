@@ -1,0 +1,188 @@
+"""``side eval verify``: quality of the verification engine on real claims.
+
+* WiCE (claim level, the source is the cited page's sentences): AUROC of not_supported vs the
+  rest, AUROC of not-fully-supported vs supported, precision at 15% recall of not_supported
+  (Side's operating point), each also for two baselines measured in the same run: URL-less
+  BM25-max and zero-shot MiniLM max-cosine over the page's sentences.
+* Evidence sentences on WiCE: R@5 / NDCG@5 of the gold supporting sentences, ranking the
+  sentences by the verifier (cross-encoder over the shortlist, fused retrieval rank after it).
+* SciFact / Citation-Integrity (VeriSci-style abstract-level Label-Only and Label+Rationale F1,
+  sentence-level F1), with gold abstracts (oracle) or retrieved ones (open).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from side.data import load_scifact_claims, load_scifact_corpus, load_wice
+from side.verifier import Prepared, Query, Verifier
+
+META_PREFIX = "(meta data) "
+#: Recall of not_supported at which Side reports precision.
+OPERATING_RECALL = 0.15
+
+
+def auroc(positive: np.ndarray, score: np.ndarray) -> float:
+    """Probability that a random positive outscores a random negative (ties count half)."""
+    from sklearn.metrics import roc_auc_score
+
+    if positive.all() or not positive.any():
+        return float("nan")
+    return float(roc_auc_score(positive, score))
+
+
+def precision_at_recall(positive: np.ndarray, score: np.ndarray, recall: float = OPERATING_RECALL) -> float:
+    """Precision of the top-scored items at the first cut reaching ``recall`` of the positives."""
+    needed = max(1, math.ceil(recall * positive.sum()))
+    hits = np.cumsum(positive[np.argsort(-score, kind="stable")])
+    cut = int(np.searchsorted(hits, needed)) + 1
+    return float(hits[cut - 1] / cut)
+
+
+def failure_metrics(labels: list[str], support: np.ndarray) -> dict[str, float]:
+    """Side's metrics for a support score (higher = better supported) on WiCE labels."""
+    labels_arr = np.array(labels)
+    ns = labels_arr == "not_supported"
+    nf = labels_arr != "supported"
+    return {
+        "auroc_not_supported": auroc(ns, -support),
+        "auroc_not_fully_supported": auroc(nf, -support),
+        "precision_at_15_recall": precision_at_recall(ns, -support),
+    }
+
+
+def wice_query(claim) -> Query:
+    return Query(claim.claim, claim.title, claim.section, claim.context)
+
+
+def wice_sentences(claim) -> list[str]:
+    return [s[len(META_PREFIX):] if s.startswith(META_PREFIX) else s for s in claim.evidence]
+
+
+def ndcg(ranked: list[int], gold: set[int], k: int) -> float:
+    dcg = sum(1 / math.log2(r + 2) for r, i in enumerate(ranked[:k]) if i in gold)
+    ideal = sum(1 / math.log2(r + 2) for r in range(min(k, len(gold))))
+    return dcg / ideal if ideal else 0.0
+
+
+def verifier_order(item: Prepared) -> list[int]:
+    """Sentence indices ranked by the verifier: cross-encoder shortlist first, then fused rank."""
+    if item.selection is None:
+        return []
+    scored = {e.sentence_index: e.score for e in item.verdict.evidence} if item.verdict else {}
+    shortlist = sorted((c.index for c in item.candidates), key=lambda i: -scored.get(i, -1.0))
+    rest = [i for i in item.selection.order if i not in set(shortlist)]
+    return shortlist + rest
+
+
+def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None,
+                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    claims = load_wice(path)[:limit]
+    prepared: list[Prepared] = []
+    for start in range(0, len(claims), 16):
+        batch = claims[start : start + 16]
+        prepared += verifier.run([(wice_query(c), wice_sentences(c)) for c in batch])
+        if progress:
+            progress(len(batch))
+    labels = [c.label for c in claims]
+    support = np.array([p.verdict.score for p in prepared])
+    bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in prepared])
+    cosine = np.array([p.selection.max_cosine if p.selection else 0.0 for p in prepared])
+    recall5, ndcg5 = [], []
+    for claim, item in zip(claims, prepared):
+        gold = claim.gold_sentences
+        if gold:
+            ranked = verifier_order(item)
+            recall5.append(len(gold & set(ranked[:5])) / len(gold))
+            ndcg5.append(ndcg(ranked, gold, 5))
+    return {
+        "claims": len(claims),
+        "verifier": failure_metrics(labels, support),
+        "baseline_bm25_max": failure_metrics(labels, bm25),
+        "baseline_minilm_max_cosine": failure_metrics(labels, cosine),
+        "evidence": {"recall_at_5": float(np.mean(recall5)), "ndcg_at_5": float(np.mean(ndcg5)),
+                     "claims_with_gold": len(recall5)},
+    }
+
+
+CITATION_MARKER = re.compile(r"\[?<\|[a-z_]+\|>\]?")
+
+LABEL_NAMES = {"SUPPORTS": "SUPPORT", "REFUTES": "REFUTE"}
+
+
+@dataclass
+class _Counts:
+    predicted: int = 0
+    gold: int = 0
+    label_only: int = 0
+    label_rationale: int = 0
+    sent_predicted: int = 0
+    sent_gold: int = 0
+    sent_correct: int = 0
+
+    def f1(self, correct: int, predicted: int, gold: int) -> dict[str, float]:
+        p = correct / predicted if predicted else 0.0
+        r = correct / gold if gold else 0.0
+        return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "abstract_label_only": self.f1(self.label_only, self.predicted, self.gold),
+            "abstract_label_rationale": self.f1(self.label_rationale, self.predicted, self.gold),
+            "sentence_selection_label": self.f1(self.sent_correct, self.sent_predicted, self.sent_gold),
+        }
+
+
+def _score_abstract(counts: _Counts, label: str | None, rationale: set[int], gold_sets: list[dict]) -> None:
+    """VeriSci-style counting for one (claim, abstract) prediction."""
+    gold_label = gold_sets[0]["label"] if gold_sets else None
+    gold_sentences = {i for s in gold_sets for i in s["sentences"]}
+    counts.gold += bool(gold_sets)
+    counts.sent_gold += len(gold_sentences)
+    if label is None:
+        return
+    counts.predicted += 1
+    counts.sent_predicted += len(rationale)
+    if gold_label == label:
+        counts.label_only += 1
+        if any(set(s["sentences"]) <= rationale for s in gold_sets):
+            counts.label_rationale += 1
+        counts.sent_correct += sum(
+            1 for s in gold_sets if set(s["sentences"]) <= rationale for _ in s["sentences"]
+        )
+
+
+def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: str | Path,
+                     retrieve: Callable[[str], list[str]] | None = None, limit: int | None = None,
+                     rationale_threshold: float = 0.5,
+                     progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Abstract- and sentence-level F1; ``retrieve`` (claim -> doc ids) gives the open setting."""
+    corpus = load_scifact_corpus(corpus_path)
+    claims = load_scifact_claims(claims_path)[:limit]
+    counts = _Counts()
+    for claim in claims:
+        text = CITATION_MARKER.sub("", claim.claim).strip()
+        doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
+        doc_ids = [d for d in doc_ids if d in corpus]
+        verdicts = verifier.verify_many([(Query(text), list(corpus[d].sentences)) for d in doc_ids])
+        predicted = set()
+        for doc_id, verdict in zip(doc_ids, verdicts):
+            label = LABEL_NAMES.get(verdict.label)
+            rationale = {e.sentence_index for e in verdict.evidence if e.score >= rationale_threshold}
+            if label and not rationale and verdict.evidence:
+                rationale = {verdict.evidence[0].sentence_index}
+            predicted.add(doc_id)
+            _score_abstract(counts, label, rationale, claim.evidence.get(doc_id, []))
+        for doc_id, sets in claim.evidence.items():
+            if doc_id not in predicted:
+                _score_abstract(counts, None, set(), sets)
+        if progress:
+            progress(1)
+    return {"claims": len(claims), **counts.report()}
