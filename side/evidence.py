@@ -9,6 +9,7 @@ the other finds.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -32,9 +33,17 @@ def content_tokens(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
+def quiet_bm25s():
+    """Import bm25s, undoing the DEBUG level it sets on its own logger at import time."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 def bm25_scores(query: str, sentences: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
     """BM25 of each sentence for the query, with the sentences as their own collection."""
-    import bm25s
+    bm25s = quiet_bm25s()
 
     scores = np.zeros(len(sentences), dtype=np.float32)
     if not sentences or not content_tokens(query):

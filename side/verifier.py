@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 COMBINER_FILE = "combiner.json"
 #: Sentences of one source considered at most (a 10 MB page must not take minutes).
 MAX_SENTENCES = 4000
+#: Characters of raw source text split into sentences at most (10 MB of text must stay cheap).
+MAX_SOURCE_CHARS = 400_000
 #: Characters of one sentence kept.
 MAX_SENTENCE_CHARS = 1000
 #: Evidence sentences returned with a verdict (SciFact allows at most three rationales).
@@ -194,6 +196,12 @@ class Verifier:
         pairs = [query.pair(c.text) for c in candidates]
         pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
         return Prepared(query, sentences, candidates, None, pairs, selection)
+
+    def verify_text(self, query: Query, text: str) -> Verdict:
+        """Verdict against raw source text, split into sentences within a bounded size."""
+        from side.text import split_sentences
+
+        return self.verify(query, split_sentences(text[:MAX_SOURCE_CHARS]))
 
     def verify(self, query: Query, sentences: list[str]) -> Verdict:
         return self.verify_many([(query, sentences)])[0]

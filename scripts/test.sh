@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it (.ci/run calls this script).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh || exit 1
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export SIDE_DATA_DIR="${SIDE_DATA_DIR:-$(cd .. && pwd)/shared/data}"
+mkdir -p artifacts
+.venv/bin/python -m pytest -q -p no:cacheprovider --junitxml=artifacts/junit.xml "$@"
+code=$?
+# pytest's "no tests collected" must not pass silently.
+[ "$code" -eq 5 ] && { echo "no tests were collected" >&2; exit 1; }
+exit "$code"

@@ -1,0 +1,49 @@
+"""Training loss and batching (the full training run is `side train verifier`)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from side.crossencoder import PairEncoder, load_tokenizer
+from side.training import batch_loss, make_batches
+from side.trainset import LABEL_IDS, Example, units
+
+
+def test_binary_not_supported_label_is_trained_as_refutes_or_nei():
+    logits = torch.tensor([[2.0, 0.5, -1.0]])
+    loss = batch_loss(logits, torch.tensor([LABEL_IDS["X"]]), torch.tensor([-1]), 1.0, 0.0)
+    probs = torch.softmax(logits, -1)[0]
+    assert math.isclose(float(loss), -math.log(float(probs[1] + probs[2])), rel_tol=1e-5)
+
+
+def test_three_way_label_is_plain_cross_entropy():
+    logits = torch.tensor([[0.1, 1.5, -0.3]])
+    loss = batch_loss(logits, torch.tensor([1]), torch.tensor([-1]), 1.0, 0.0)
+    expected = torch.nn.functional.cross_entropy(logits, torch.tensor([1]))
+    assert math.isclose(float(loss), float(expected), rel_tol=1e-6)
+
+
+def test_ranking_term_only_when_evidence_does_not_beat_its_negatives():
+    labels = torch.tensor([0, 2])
+    groups = torch.tensor([7, 7])
+    ranked_right = torch.tensor([[5.0, -5.0, -5.0], [-5.0, -5.0, 5.0]])
+    ranked_wrong = torch.tensor([[-5.0, -5.0, 5.0], [5.0, -5.0, -5.0]])
+    no_rank = batch_loss(ranked_wrong, labels, torch.tensor([-1, -1]), 1.0, 0.5)
+    with_rank = batch_loss(ranked_wrong, labels, groups, 1.0, 0.5)
+    assert float(with_rank) > float(no_rank)
+    assert math.isclose(float(batch_loss(ranked_right, labels, groups, 1.0, 0.5)),
+                        float(batch_loss(ranked_right, labels, torch.tensor([-1, -1]), 1.0, 0.5)), rel_tol=1e-6)
+
+
+def test_batches_keep_groups_together_and_cover_every_example():
+    examples = [Example("", f"claim {i}", f"passage {i} " * (i % 7 + 1), "S", "t", group=i // 3) for i in range(60)]
+    examples += [Example("", f"loose {i}", "text", "N", "t") for i in range(25)]
+    batches = make_batches(examples, 8, seed=1, encoder=PairEncoder(load_tokenizer(), 64))
+    seen = sorted(i for b in batches for i in b)
+    assert seen == list(range(len(examples)))
+    where = {i: n for n, b in enumerate(batches) for i in b}
+    for unit in units(examples):
+        assert len({where[examples.index(ex)] for ex in unit}) == 1
+    assert all(len(b) <= 8 for b in batches)
