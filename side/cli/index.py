@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 DATASETS = ("wice", "scifact", "web_html")
 
 #: Words kept of each page by ``--demo``: the demo shows the workflow, not full-page recall.
-DEMO_MAX_WORDS = 400
+DEMO_MAX_WORDS = 300
 
 #: The English news pages of the web fixtures (the other folder is mostly German and French).
 DEMO_WEB_PAGES = "article_extraction_benchmark"
