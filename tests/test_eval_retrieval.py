@@ -16,6 +16,7 @@ from side.evaluation.retrieval import (
     RetrievalReport,
     document_retrieval,
     evaluate_evidence,
+    evaluate_wice_recovery,
     ndcg_at,
     recall_at,
     score_rankings,
@@ -82,3 +83,18 @@ def test_scifact_subset_beats_random_and_hybrid_is_between(tmp_path):
     random_recall_at_10 = 10 / len(documents)
     assert metrics["bm25"]["R@10"] > 3 * random_recall_at_10
     assert metrics["dense"]["R@10"] > 3 * random_recall_at_10
+
+
+def test_wice_recovery_treats_identical_pages_as_one_document(tmp_path):
+    page = ["(meta data) TITLE: Bridge", "The bridge opened to traffic in 1932.", "It is painted grey."]
+    rows = [
+        {"claim": "The bridge opened in 1932.", "label": "supported", "supporting_sentences": [[1]],
+         "evidence": page, "meta": {"id": "d1", "claim_title": "Bridge", "claim_section": "History."}},
+        {"claim": "It is grey.", "label": "supported", "supporting_sentences": [[2]],
+         "evidence": page, "meta": {"id": "d2", "claim_title": "Bridge", "claim_section": "Design."}},
+    ]
+    path = tmp_path / "w.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = evaluate_wice_recovery(path, tmp_path / "cache")
+    assert report.n_queries == 2 and report.settings["documents"] == 1
+    assert all(values["P@1"] == 1.0 for values in report.metrics.values())
