@@ -35,9 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("index", help="build or inspect the evidence index")
     commands = parser.add_subparsers(dest="index_command", metavar="ACTION", required=True)
     build = commands.add_parser("build", help="build (or update) the evidence index")
-    build.add_argument("--jsonl", action="append", default=[], metavar="FILE",
+    build.add_argument("--jsonl", action="extend", nargs="+", default=[], metavar="FILE",
                        help="JSONL documents with url, title, text (repeatable)")
-    build.add_argument("--dataset", action="append", default=[], choices=DATASETS,
+    build.add_argument("--dataset", action="extend", nargs="+", default=[], choices=DATASETS,
                        help="a shared dataset's documents (repeatable)")
     build.add_argument("--demo", action="store_true", help="WiCE cited pages + saved web pages")
     build.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
