@@ -33,6 +33,14 @@ from side.errors import IndexNotFoundError, InputError
 
 log = logging.getLogger(__name__)
 
+#: bm25s sets its own logger to DEBUG on import, which floods the CLI with one line per index
+#: built; it is brought back to the levels of its parent loggers.
+_BM25S_LOGGER = "bm25s"
+
+
+def _quiet_bm25s() -> None:
+    logging.getLogger(_BM25S_LOGGER).setLevel(logging.NOTSET)
+
 INDEX_FORMAT = 1
 INDEX_FILE = "index.json"
 SPARSE_DIR = "sparse"
@@ -99,8 +107,11 @@ class SparseIndex:
     def build(cls, texts: Sequence[str], stemmer: str = "auto", progress: bool = False) -> SparseIndex:
         import bm25s
 
+        _quiet_bm25s()
         name, stem = make_stemmer(stemmer)
         tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=stem, show_progress=progress)
+        if not tokens.vocab:  # nothing but stopwords: bm25s cannot index it, nothing can match
+            return cls(None, name, len(texts))
         bm25 = bm25s.BM25()
         bm25.index(tokens, show_progress=progress)
         return cls(bm25, name, len(texts))
@@ -116,7 +127,7 @@ class SparseIndex:
         k = min(k, self.size)
         ids = np.full((len(queries), k), -1, dtype=np.int64)
         scores = np.zeros((len(queries), k), dtype=np.float32)
-        vocab = self.bm25.vocab_dict
+        vocab = self.bm25.vocab_dict if self.bm25 is not None else {}
         tokens = [[t for t in q if t in vocab] for q in self.tokenize(queries)]
         rows = [i for i, t in enumerate(tokens) if t]
         if rows and k > 0:
@@ -128,8 +139,11 @@ class SparseIndex:
 
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
-        self.bm25.save(str(directory), show_progress=False)
-        meta = {"stemmer": self.stemmer_name, "stopwords": "en", "size": self.size}
+        directory.mkdir(parents=True, exist_ok=True)
+        if self.bm25 is not None:
+            self.bm25.save(str(directory), show_progress=False)
+        meta = {"stemmer": self.stemmer_name, "stopwords": "en", "size": self.size,
+                "empty": self.bm25 is None}
         (directory / "sparse.json").write_text(json.dumps(meta), encoding="utf-8")
 
     @classmethod
@@ -140,7 +154,8 @@ class SparseIndex:
         if not (directory / "sparse.json").is_file():
             raise IndexNotFoundError(f"no sparse index in {directory}")
         meta = json.loads((directory / "sparse.json").read_text(encoding="utf-8"))
-        bm25 = bm25s.BM25.load(str(directory), show_progress=False)
+        _quiet_bm25s()
+        bm25 = None if meta.get("empty") else bm25s.BM25.load(str(directory), show_progress=False)
         return cls(bm25, meta["stemmer"], int(meta["size"]))
 
 

@@ -151,6 +151,13 @@ def test_sparse_index_shapes_and_round_trip(tmp_path):
     assert light_stem("pears") == "pear" and light_stem("studies") == "study" and light_stem("glass") == "glass"
 
 
+def test_sparse_index_of_stopwords_only_matches_nothing(tmp_path):
+    index = SparseIndex.build(["the a of", "and"])
+    assert (index.retrieve(["the"], 2)[0] == -1).all()
+    index.save(tmp_path)
+    assert (SparseIndex.load(tmp_path).retrieve(["anything"], 2)[0] == -1).all()
+
+
 def test_fusions_order_and_rank_bookkeeping():
     sparse = (np.array([1, 2, -1]), np.array([5.0, 1.0, 0.0]))
     dense = (np.array([2, 3, 4]), np.array([0.9, 0.5, 0.1]))
