@@ -7,8 +7,10 @@ and merges their top-k lists, so the two query strings are separate arguments ev
 Fusion. ``rrf`` is reciprocal-rank fusion (Cormack et al. 2009, k=60). ``union`` keeps the
 union of both top-k lists as Side does; the merged set needs an order, and it is ordered by
 the sum of each list's min-max normalised score (CombSUM; a passage missing from a list gets
-0 for it). Normalised scores keep the score gaps that ranks throw away; on SciFact dev both
-beat either index alone (see ``side eval retrieval``), and neither dominates on every metric.
+0 for it). Normalised scores keep the score gaps that ranks throw away. Measured with
+``side eval retrieval`` (dev splits, MiniLM, 2-core CPU): union beat RRF on SciFact R@3 / nDCG@10
+(0.879 / 0.862 vs 0.866 / 0.832; R@10 0.953 vs 0.954), on WiCE page recovery P@1 (0.969 vs
+0.937) and on evidence-sentence R@5 (0.615 vs 0.589), so ``union`` is the default.
 
 An index directory holds the corpus (see :mod:`side.corpus`), ``sparse/`` (bm25s's own
 ``.npy`` + JSON files), ``dense.faiss``, ``embeddings.npy`` (one row per passage) with
