@@ -28,11 +28,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_eval_verify)
 
 
-def _open_retriever(config, corpus_path: Path):
-    from side.evaluation.retrieval import scifact_retriever
+def _open_retriever(config, corpus_path: Path, k: int = 3):
+    """Top-k abstracts by hybrid retrieval, over the index `side eval retrieval` caches."""
+    from side.corpus import build_corpus, documents_from_scifact
+    from side.evaluation.retrieval import SCIFACT_PASSAGE_WORDS, _cache_name
+    from side.retrieval import build_index
 
-    retriever = scifact_retriever(config, corpus_path)
-    return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=3, mode="hybrid")]
+    words = SCIFACT_PASSAGE_WORDS
+    directory = Path(config.var_dir) / "eval" / _cache_name(corpus_path, words, words // 2)
+    corpus = build_corpus(documents_from_scifact(corpus_path), directory, words=words, stride=words // 2)
+    retriever = build_index(corpus, directory)
+    return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=k, mode="hybrid", fusion="rrf")]
 
 
 def run_eval_verify(args: argparse.Namespace, config) -> int:
