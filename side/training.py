@@ -121,7 +121,7 @@ def save_model(model, settings: TrainSettings, stats: dict) -> Path:
     path = settings.out_dir / WEIGHTS_FILE
     save_file(state, str(path), metadata={"format": "pt"})
     meta = {"labels": ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], "base": "all-MiniLM-L6-v2",
-            "max_length": settings.max_length, "settings": {k: str(v) for k, v in asdict(settings).items()},
+            "max_length": settings.max_length, "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
     (settings.out_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return path
