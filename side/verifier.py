@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from side.crossencoder import DEFAULT_MODEL_DIR, LABELS, NEI, REFUTES, SUPPORTS, CrossEncoder, Pair
-from side.evidence import _TOKEN, STOPWORDS, Candidate, Selection, coverage, salient_coverage, select_evidence
+from side.evidence import _TOKEN, STOPWORDS, Candidate, Selection, coverage, rrf, salient_coverage, select_evidence
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,8 @@ class Prepared:
     verdict: Verdict | None = None
     pairs: list[Pair] = field(default_factory=list)
     selection: Selection | None = None
+    #: Sentence indices of the candidates, best evidence first.
+    evidence_order: list[int] = field(default_factory=list)
 
 
 class Verifier:
@@ -241,10 +243,13 @@ class Verifier:
         signals = self.signals(item, probs)
         best = int(np.argmax(probs[:, SUPPORTS]))
         score = self.combiner.score(signals) if self.combiner else max(signals["ce_support"], signals["ce_window"])
-        order = np.argsort(-probs[:-1, SUPPORTS])[:MAX_EVIDENCE]
+        # The cross-encoder alone ranks sentences worse than retrieval does; fuse both ranks.
+        order = np.argsort(-rrf(probs[:-1, SUPPORTS], -np.arange(len(item.candidates), dtype=np.float64)),
+                           kind="stable")
+        item.evidence_order = [item.candidates[i].index for i in order]
         evidence = tuple(
             Evidence(item.candidates[i].text, item.candidates[i].index, round(float(probs[i, SUPPORTS]), 4))
-            for i in order
+            for i in order[:MAX_EVIDENCE]
         )
         label = LABELS[int(np.argmax(probs[best]))]
         if label == LABELS[SUPPORTS] and score < self.flag_threshold:

@@ -73,13 +73,11 @@ def ndcg(ranked: list[int], gold: set[int], k: int) -> float:
 
 
 def verifier_order(item: Prepared) -> list[int]:
-    """Sentence indices ranked by the verifier: cross-encoder shortlist first, then fused rank."""
+    """Sentence indices ranked by the verifier: its judged shortlist first, then the fused rank."""
     if item.selection is None:
         return []
-    scored = {e.sentence_index: e.score for e in item.verdict.evidence} if item.verdict else {}
-    shortlist = sorted((c.index for c in item.candidates), key=lambda i: -scored.get(i, -1.0))
-    rest = [i for i in item.selection.order if i not in set(shortlist)]
-    return shortlist + rest
+    shortlist = set(item.evidence_order)
+    return item.evidence_order + [i for i in item.selection.order if i not in shortlist]
 
 
 def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None,
