@@ -100,5 +100,5 @@ def choose_thresholds(verifier: Verifier, wice_dev: str | Path) -> dict[str, flo
     claims = load_wice(wice_dev)
     scores = np.array([v.score for v in verifier.verify_many([(wice_query(c), wice_sentences(c)) for c in claims])])
     bad = np.sort(scores[np.array([c.label == "not_supported" for c in claims])])
-    pick = lambda share: float(bad[max(0, int(np.ceil(share * len(bad))) - 1)])  # noqa: E731
+    pick = lambda share: float(bad[max(0, int(np.ceil(share * len(bad))) - 1)])
     return {"flag_threshold": pick(0.5), "report_threshold": pick(0.15)}

@@ -42,7 +42,7 @@ def url_depth(url: str | None) -> int | None:
 def cite_web(url: str, title: str, website: str = "", today: date | None = None) -> str:
     """A ready-to-paste ``{{cite web}}`` for a suggested source."""
     website = website or urlsplit(url).netloc.removeprefix("www.")
-    safe = lambda s: s.replace("{{", "").replace("}}", "").replace("|", "{{!}}").strip()  # noqa: E731
+    safe = lambda s: s.replace("{{", "").replace("}}", "").replace("|", "{{!}}").strip()
     parts = [f"url={url}", f"title={safe(title) or safe(website)}"]
     if website:
         parts.append(f"website={safe(website)}")

@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from side.crossencoder import (
-    DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE, Pair, PairEncoder, build_model, collate,
-    load_tokenizer, trainable_state,
+    DEFAULT_MODEL_DIR,
+    META_FILE,
+    WEIGHTS_FILE,
+    Pair,
+    PairEncoder,
+    build_model,
+    collate,
+    load_tokenizer,
+    trainable_state,
 )
 from side.trainset import LABEL_IDS, Example, build_examples, units
 
@@ -141,8 +149,10 @@ def train_verifier(settings: TrainSettings) -> dict:
     device = pick_device(settings.device)
     examples = build_examples(settings.data_dir, seed=settings.seed)
     encoder = PairEncoder(load_tokenizer(), settings.max_length)
-    epochs = max(1, int(round(settings.epochs + 0.499)))
-    batches = [b for e in range(epochs) for b in make_batches(examples, settings.batch_size, settings.seed + e, encoder)]
+    epochs = max(1, math.ceil(settings.epochs))
+    batches = [
+        b for e in range(epochs) for b in make_batches(examples, settings.batch_size, settings.seed + e, encoder)
+    ]
     batches = batches[: int(len(batches) * settings.epochs / epochs) or 1]
     total = min(len(batches), settings.max_steps or len(batches))
 
@@ -154,9 +164,11 @@ def train_verifier(settings: TrainSettings) -> dict:
     params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.01)
     warm = max(1, int(total * settings.warmup))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
-    )
+    def schedule(step: int) -> float:
+        """Linear warm-up, then linear decay to zero at the last planned step."""
+        return min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, schedule)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     ckpt, ckpt_meta = _checkpoint_paths(settings.work_dir)
     step, losses = 0, []

@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 
 from side.crossencoder import DEFAULT_MODEL_DIR, LABELS, NEI, REFUTES, SUPPORTS, CrossEncoder, Pair
-from side.evidence import _TOKEN, STOPWORDS, Candidate, Selection, coverage, rrf, salient_coverage, select_evidence
+from side.evidence import (
+    _TOKEN,
+    STOPWORDS,
+    Candidate,
+    Selection,
+    coverage,
+    rrf,
+    salient_coverage,
+    select_evidence,
+)
 
 log = logging.getLogger(__name__)
 

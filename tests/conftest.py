@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from side.config import DEFAULT_DATA_DIR  # noqa: E402
+from side.config import DEFAULT_DATA_DIR
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

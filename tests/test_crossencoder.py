@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from side.crossencoder import (
-    LABELS, WEIGHTS_FILE, CrossEncoder, Pair, PairEncoder, build_model, collate, load_tokenizer,
+    LABELS,
+    WEIGHTS_FILE,
+    CrossEncoder,
+    Pair,
+    PairEncoder,
+    build_model,
+    collate,
+    load_tokenizer,
     trainable_state,
 )
 from side.errors import ModelLoadError

@@ -42,8 +42,6 @@ def _title(path: Path) -> str:
 
 
 def run_check(args: argparse.Namespace, config) -> int:
-    import logging
-
     from tqdm import tqdm
 
     from side.check import Checker, make_source_loader
@@ -51,7 +49,6 @@ def run_check(args: argparse.Namespace, config) -> int:
     from side.verifier import Verifier
     from side.wikitext import extract_claims
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     wikitext = _read_article(args.article)
     title = args.title or _title(args.article)
     claims = extract_claims(wikitext, title, config.context_words)[: args.limit]

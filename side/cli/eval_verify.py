@@ -42,12 +42,9 @@ def _open_retriever(config, corpus_path: Path, k: int = 3):
 
 
 def run_eval_verify(args: argparse.Namespace, config) -> int:
-    import logging
-
     from side.evaluation.verify import evaluate_scifact, evaluate_wice
     from side.verifier import Verifier
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     data = Path(config.data_dir)
     verifier = Verifier.load(args.model, device=config.verifier.device)
     tasks = TASKS if args.task == "all" else (args.task,)

@@ -31,14 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_train_verifier(args: argparse.Namespace, config) -> int:
-    import logging
-
     from side.calibration import choose_thresholds, fit_combiner
     from side.data import require_file
     from side.training import TrainSettings, train_verifier
     from side.verifier import COMBINER_FILE, Verifier
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     data_dir = Path(config.data_dir)
     require_file(data_dir / "wice" / "claim_dev.jsonl")
     stats = {}

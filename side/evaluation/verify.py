@@ -63,7 +63,7 @@ def wice_query(claim) -> Query:
 
 
 def wice_sentences(claim) -> list[str]:
-    return [s[len(META_PREFIX):] if s.startswith(META_PREFIX) else s for s in claim.evidence]
+    return [s.removeprefix(META_PREFIX) for s in claim.evidence]
 
 
 def ndcg(ranked: list[int], gold: set[int], k: int) -> float:

@@ -1,0 +1,59 @@
+"""Metrics of `side eval verify`, and a small real run of each evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import need_data
+
+from side.cli import main
+from side.evaluation.verify import _Counts, _score_abstract, auroc, ndcg, precision_at_recall
+
+
+def test_auroc_of_perfect_and_reversed_rankings():
+    positive = np.array([1, 1, 0, 0, 0], dtype=bool)
+    assert auroc(positive, np.array([5, 4, 3, 2, 1])) == 1.0
+    assert auroc(positive, np.array([1, 2, 3, 4, 5])) == 0.0
+    assert np.isnan(auroc(np.ones(3, dtype=bool), np.arange(3)))
+
+
+def test_precision_at_recall_stops_at_first_cut_reaching_recall():
+    # 4 positives; 15% recall needs 1 of them; it is found at rank 3.
+    positive = np.array([0, 0, 1, 1, 1, 1, 0], dtype=bool)
+    score = -np.arange(7)
+    assert precision_at_recall(positive, score, 0.15) == pytest.approx(1 / 3)
+    assert precision_at_recall(positive, score, 1.0) == pytest.approx(4 / 6)
+
+
+def test_ndcg_is_one_for_ideal_order():
+    assert ndcg([3, 1, 9], {3, 1}, 5) == pytest.approx(1.0)
+    assert 0 < ndcg([9, 3, 1], {3, 1}, 5) < 1
+
+
+def test_abstract_counting_needs_label_and_a_whole_gold_set_for_rationale():
+    gold = [{"sentences": [1, 2], "label": "SUPPORT"}]
+    counts = _Counts()
+    _score_abstract(counts, "SUPPORT", {1}, gold)
+    _score_abstract(counts, "SUPPORT", {1, 2, 5}, gold)
+    _score_abstract(counts, "REFUTE", {1, 2}, gold)
+    _score_abstract(counts, None, set(), gold)
+    assert (counts.predicted, counts.gold, counts.label_only, counts.label_rationale) == (3, 4, 2, 1)
+
+
+def test_eval_verify_cli_on_a_slice_of_every_dataset(capsys):
+    need_data("wice/claim_dev.jsonl")
+    need_data("scifact/claims_dev.jsonl")
+    need_data("citation_integrity/claims_dev.jsonl")
+    assert main(["eval", "verify", "all", "--limit", "6", "--setting", "oracle", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert set(results) == {"wice", "scifact_oracle", "citation-integrity_oracle"}
+    wice = results["wice"]
+    assert wice["claims"] == 6
+    for method in ("verifier", "baseline_bm25_max", "baseline_minilm_max_cosine"):
+        assert set(wice[method]) == {"auroc_not_supported", "auroc_not_fully_supported", "precision_at_15_recall"}
+    assert 0.0 <= wice["evidence"]["recall_at_5"] <= 1.0
+    for name in ("scifact_oracle", "citation-integrity_oracle"):
+        f1 = results[name]["abstract_label_only"]
+        assert 0.0 <= f1["precision"] <= 1.0 and 0.0 <= f1["f1"] <= 1.0
