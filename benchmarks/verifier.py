@@ -19,7 +19,7 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def real_pairs(n: int):
@@ -45,6 +45,15 @@ def peer_model(cross, directory: str):
     return STCrossEncoder(directory, device="cpu", max_length=cross.pairs.max_length)
 
 
+def same_inputs(cross, pairs) -> list[tuple[str, str]]:
+    tokenizer = cross.pairs.tokenizer
+    out = []
+    for ids, types in cross.pairs.encode(pairs):
+        second = types.index(1)  # first token of the passage segment
+        out.append((tokenizer.decode(ids[1 : second - 1]), tokenizer.decode(ids[second:-1])))
+    return out
+
+
 def timed(fn, repeat: int = 2):
     best, out = float("inf"), None
     for _ in range(repeat):
@@ -68,8 +77,9 @@ def main() -> None:
     quant = CrossEncoder(device="cpu", quantize=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_model(ours, tmp)
-        # The peer tokenises (text_a, text_b) itself; give it the strings Side builds.
-        texts = [(f"{p.title} [SEP] {p.context}", p.passage) for p in pairs]
+        # The peer tokenises (text_a, text_b) itself; give it the text of exactly the tokens Side
+        # keeps after its truncation (query cut from the left), so both score the same input.
+        texts = same_inputs(ours, pairs)
         t_peer, peer_logits = timed(lambda: peer.predict(texts, batch_size=args.batch_size,
                                                          activation_fn=torch.nn.Identity(),
                                                          convert_to_numpy=True, show_progress_bar=False))
