@@ -23,15 +23,16 @@ better source from an evidence corpus.
 Typical first steps:
   side index build --demo        build the demo evidence index
   side check ARTICLE.wikitext    score every citation of an article
+  side source URL                show the text Side reads from a cited source
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact
 """
 
 
 def _command_modules():
-    from side.cli import check, evaluate, index, train
+    from side.cli import check, evaluate, index, source, train
 
-    return [index, check, evaluate, train]
+    return [index, check, source, evaluate, train]
 
 
 def build_parser() -> argparse.ArgumentParser:
