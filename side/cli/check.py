@@ -78,6 +78,8 @@ def print_report(report) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # piped or logged: do not squeeze the report to 80 columns
     flagged = sum(c.flagged for c in report.checks)
     table = Table(title=f"{report.title}: {len(report.checks)} citations, {flagged} flagged",
                   show_lines=True, expand=True)
