@@ -114,7 +114,7 @@ def score_rankings(rankings: Sequence[Sequence[Any]], golds: Sequence[set[Any]],
 # Document retrieval over an index (SciFact, WiCE recovery)
 
 
-def _cache_name(path: str | Path, words: int, stride: int) -> str:
+def cache_name(path: str | Path, words: int, stride: int) -> str:
     digest = hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:8]
     return f"{Path(path).stem}-{digest}-w{words}-s{stride}"
 
@@ -143,7 +143,7 @@ def evaluate_scifact(claims_path: str | Path, corpus_path: str | Path, cache_dir
     documents = list(documents_from_scifact(corpus_path))
     texts = [c.claim for c in claims]
     golds = [set(c.evidence) for c in claims]
-    directory = Path(cache_dir) / _cache_name(corpus_path, words, words // 2)
+    directory = Path(cache_dir) / cache_name(corpus_path, words, words // 2)
     metrics = document_retrieval(documents, texts, texts, golds, directory,
                                  [("R", 3), ("R", 10), ("nDCG", 10)], words, words // 2, encoder)
     return RetrievalReport("scifact", len(claims), metrics,
@@ -168,7 +168,7 @@ def evaluate_wice_recovery(claims_path: str | Path, cache_dir: str | Path,
     queries = [wice_queries(r) for r in records]
     golds = [{wice_page_id(r["evidence"])} for r in records]
     words, stride = WICE_PASSAGE_WORDS, WICE_PASSAGE_STRIDE
-    directory = Path(cache_dir) / _cache_name(claims_path, words, stride)
+    directory = Path(cache_dir) / cache_name(claims_path, words, stride)
     metrics = document_retrieval(documents, [q[0] for q in queries], [q[1] for q in queries], golds,
                                  directory, [("SR", 1), ("SR", 10), ("SR", 100)], words, stride, encoder)
     return RetrievalReport("wice-recovery", len(records), metrics,
@@ -210,7 +210,7 @@ def evaluate_evidence(claims_path: str | Path, cache_dir: str | Path, encoder: A
             items.append((claim, candidates, gold))
     texts = sorted({c.evidence[i] for c, cands, _ in items for i in cands} | {c.claim for c, _, _ in items})
     vectors = embed_cached([_sentence_key(t) for t in texts], texts,
-                           Path(cache_dir) / _cache_name(claims_path, 0, 0) / "sentences", encoder)
+                           Path(cache_dir) / cache_name(claims_path, 0, 0) / "sentences", encoder)
     row_of = {t: i for i, t in enumerate(texts)}
     rankings: dict[str, list[list[int]]] = {m: [] for m in METHODS}
     for claim, candidates, _ in tqdm(items, desc="ranking evidence", unit="claim", disable=None):
