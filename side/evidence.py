@@ -9,14 +9,12 @@ the other finds.
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-#: Reciprocal-rank-fusion constant (Cormack et al. 2009).
-RRF_K = 60
+from side.retrieval import RRF_K, quiet_bm25s
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -27,14 +25,6 @@ STOPWORDS = frozenset(
 def content_tokens(text: str) -> list[str]:
     """Lower-cased word tokens without stopwords."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
-
-
-def quiet_bm25s():
-    """Import bm25s, undoing the DEBUG level it sets on its own logger at import time."""
-    import bm25s
-
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    return bm25s
 
 
 def bm25_scores(query: str, sentences: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:

@@ -40,8 +40,12 @@ log = logging.getLogger(__name__)
 _BM25S_LOGGER = "bm25s"
 
 
-def _quiet_bm25s() -> None:
+def quiet_bm25s():
+    """Import bm25s and undo the DEBUG level it sets on its own logger at import time."""
+    import bm25s
+
     logging.getLogger(_BM25S_LOGGER).setLevel(logging.NOTSET)
+    return bm25s
 
 INDEX_FORMAT = 1
 INDEX_FILE = "index.json"
@@ -107,9 +111,7 @@ class SparseIndex:
 
     @classmethod
     def build(cls, texts: Sequence[str], stemmer: str = "auto", progress: bool = False) -> SparseIndex:
-        import bm25s
-
-        _quiet_bm25s()
+        bm25s = quiet_bm25s()
         name, stem = make_stemmer(stemmer)
         tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=stem, show_progress=progress)
         if not tokens.vocab:  # nothing but stopwords: bm25s cannot index it, nothing can match
@@ -150,13 +152,11 @@ class SparseIndex:
 
     @classmethod
     def load(cls, directory: str | Path) -> SparseIndex:
-        import bm25s
-
         directory = Path(directory)
         if not (directory / "sparse.json").is_file():
             raise IndexNotFoundError(f"no sparse index in {directory}")
         meta = json.loads((directory / "sparse.json").read_text(encoding="utf-8"))
-        _quiet_bm25s()
+        bm25s = quiet_bm25s()
         bm25 = None if meta.get("empty") else bm25s.BM25.load(str(directory), show_progress=False)
         return cls(bm25, meta["stemmer"], int(meta["size"]))
 
