@@ -128,7 +128,7 @@ def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None
     def load(url: str) -> tuple[str, list[str], str, str]:
         if url in by_url:
             doc = retriever.corpus.document(by_url[url])
-            return "corpus", split_sentences(doc.text), doc.title, ""
+            return "corpus", doc.split(), doc.title, ""
         if fetch is None:
             return "unavailable", [], "", "fetching disabled (offline)"
         try:
