@@ -30,14 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open_retriever(config, corpus_path: Path, k: int = 3):
     """Top-k abstracts by hybrid retrieval, over the index `side eval retrieval` caches."""
-    from side.corpus import build_corpus, documents_from_scifact
-    from side.evaluation.retrieval import SCIFACT_PASSAGE_WORDS, cache_name
-    from side.retrieval import build_index
+    from side.evaluation.retrieval import scifact_retriever
 
-    words = SCIFACT_PASSAGE_WORDS
-    directory = Path(config.var_dir) / "eval" / cache_name(corpus_path, words, words // 2)
-    corpus = build_corpus(documents_from_scifact(corpus_path), directory, words=words, stride=words // 2)
-    retriever = build_index(corpus, directory)
+    retriever = scifact_retriever(corpus_path, Path(config.var_dir) / "eval")
     return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=k, mode="hybrid", fusion="rrf")]
 
 

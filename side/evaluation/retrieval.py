@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from side.corpus import (
     wice_page_id,
 )
 from side.data import load_scifact_claims, load_wice, read_jsonl
-from side.retrieval import DenseIndex, SparseIndex, build_index, embed_cached, fuse, single
+from side.retrieval import DenseIndex, Retriever, SparseIndex, build_index, embed_cached, fuse, single
 
 log = logging.getLogger(__name__)
 
@@ -119,13 +119,30 @@ def cache_name(path: str | Path, words: int, stride: int) -> str:
     return f"{Path(path).stem}-{digest}-w{words}-s{stride}"
 
 
+def cached_retriever(documents: Iterable[Document], directory: Path, words: int, stride: int,
+                     encoder: Any = None) -> Retriever:
+    """Build (or reuse) the corpus and indexes of ``documents`` in ``directory``."""
+    corpus = build_corpus(documents, directory, words=words, stride=stride)
+    return build_index(corpus, directory, encoder=encoder)
+
+
+def scifact_index_dir(corpus_path: str | Path, cache_dir: str | Path, words: int = SCIFACT_PASSAGE_WORDS) -> Path:
+    return Path(cache_dir) / cache_name(corpus_path, words, words // 2)
+
+
+def scifact_retriever(corpus_path: str | Path, cache_dir: str | Path, words: int = SCIFACT_PASSAGE_WORDS,
+                      encoder: Any = None) -> Retriever:
+    """The cached index of a SciFact-format abstract corpus (also used by ``side eval verify``)."""
+    return cached_retriever(documents_from_scifact(corpus_path), scifact_index_dir(corpus_path, cache_dir, words),
+                            words, words // 2, encoder)
+
+
 def document_retrieval(documents: Sequence[Document], sparse_queries: Sequence[str],
                        dense_queries: Sequence[str], golds: Sequence[set[str]], directory: Path,
                        wanted: Sequence[tuple[str, int]], words: int = 100, stride: int = 50,
                        encoder: Any = None) -> dict[str, dict[str, float]]:
     """Build (or reuse) an index of ``documents`` in ``directory`` and score every method."""
-    corpus = build_corpus(documents, directory, words=words, stride=stride)
-    retriever = build_index(corpus, directory, encoder=encoder)
+    retriever = cached_retriever(documents, directory, words, stride, encoder)
     depth = max(k for _, k in wanted)
     vectors = retriever.dense.embed(list(dense_queries))
     metrics = {}
@@ -143,7 +160,7 @@ def evaluate_scifact(claims_path: str | Path, corpus_path: str | Path, cache_dir
     documents = list(documents_from_scifact(corpus_path))
     texts = [c.claim for c in claims]
     golds = [set(c.evidence) for c in claims]
-    directory = Path(cache_dir) / cache_name(corpus_path, words, words // 2)
+    directory = scifact_index_dir(corpus_path, cache_dir, words)
     metrics = document_retrieval(documents, texts, texts, golds, directory,
                                  [("R", 3), ("R", 10), ("nDCG", 10)], words, words // 2, encoder)
     return RetrievalReport("scifact", len(claims), metrics,
