@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.data import load_scifact_claims, load_scifact_corpus, load_wice
 from side.evaluation.verify import wice_query, wice_sentences
 from side.trainset import SCIFACT_CORPUS, SCIFACT_TRAIN, WICE_TRAIN
 from side.verifier import FEATURES, Combiner, Query, Verifier
@@ -29,14 +29,12 @@ log = logging.getLogger(__name__)
 
 
 def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
-    rows = list(read_jsonl(data_dir / WICE_TRAIN))
+    claims = load_wice(data_dir / WICE_TRAIN)
     items, labels = [], []
-    for n, r in enumerate(rows):
-        meta = r.get("meta", {})
-        query = Query(r["claim"], meta.get("claim_title", ""), (meta.get("claim_section") or "").rstrip("."),
-                      meta.get("claim_context", ""))
-        sentences = list(r["evidence"])
-        gold = {i for g in r.get("supporting_sentences", []) for i in g}
+    for n, claim in enumerate(claims):
+        query = wice_query(claim)
+        sentences = list(claim.evidence)
+        gold = claim.gold_sentences
         near = {j for i in gold for j in (i - 1, i, i + 1)}
         items.append((query, sentences))
         labels.append(1)
@@ -45,9 +43,9 @@ def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
             items.append((query, stripped))
             labels.append(0)
         if n % 3 == 0:
-            other = rows[rng.randrange(len(rows))]
-            if other["evidence"] != r["evidence"]:
-                items.append((query, list(other["evidence"])))
+            other = claims[rng.randrange(len(claims))]
+            if other.evidence != claim.evidence:
+                items.append((query, list(other.evidence)))
                 labels.append(0)
     return items, labels
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from side.data import load_scifact_claims, load_scifact_corpus, read_jsonl
+from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evidence import bm25_scores
 
 log = logging.getLogger(__name__)
@@ -106,15 +106,14 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Ex
     """WiCE sub-claims are partially supported: their gold sentences do not entail them (X)."""
     out: list[Example] = []
     group = group_start
-    for r in read_jsonl(data_dir / WICE_TRAIN):
-        meta = r.get("meta", {})
-        title, context = meta.get("claim_title", ""), f"{meta.get('claim_context', '')} {r['claim']}".strip()
-        sentences = [s for s in r["evidence"]]
-        gold = sorted({i for g in r.get("supporting_sentences", []) for i in g if i < len(sentences)})
+    for claim in load_wice(data_dir / WICE_TRAIN):
+        title, context = claim.title, f"{claim.context} {claim.claim}".strip()
+        sentences = list(claim.evidence)
+        gold = sorted(i for i in claim.gold_sentences if i < len(sentences))
         if gold:
             out.append(Example(title, context, " ".join(sentences[i] for i in gold), "X", "wice_train", group))
         meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
-        for i in _hard_negatives(r["claim"], sentences, set(gold) | meta_rows, negatives):
+        for i in _hard_negatives(claim.claim, sentences, set(gold) | meta_rows, negatives):
             out.append(Example(title, context, sentences[i], "N", "wice_train", group))
         group += 1
     return out
