@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: none are needed by the core library yet; the service, bot and gadget add
-# theirs here (redis-server, mediawiki, php-sqlite3, chromium).
-DEBIAN_PACKAGES=()
+# Debian packages: Redis for the queue, MediaWiki + PHP (SQLite) for the local wiki the bot and
+# gadget tests run against, Chromium for the browser tests. --no-install-recommends keeps
+# php-apcu out: under `php -S` it hides edits made by maintenance scripts (see deploy/README.md).
+DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
@@ -15,7 +16,7 @@ done
 if ((${#missing[@]})); then
   echo "installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 PYTHON=""
@@ -33,5 +34,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
+fi
+# The gadget's JavaScript tooling (eslint + jest), from the npm registry.
+if [ -f gadget/package.json ]; then
+  command -v npm >/dev/null 2>&1 || { echo "the gadget needs Node.js and npm (apt-get install nodejs npm)" >&2; exit 1; }
+  gstamp="gadget/node_modules/.side-installed"
+  gwant="$(cat gadget/package.json gadget/package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)"
+  if [ ! -f "$gstamp" ] || [ "$(cat "$gstamp")" != "$gwant" ]; then
+    if [ -f gadget/package-lock.json ]; then npm ci --prefix gadget --no-audit --no-fund -s; else npm install --prefix gadget --no-audit --no-fund -s; fi
+    echo "$gwant" > "$gstamp"
+  fi
 fi
 echo "Side installed in .venv ($(.venv/bin/side --help >/dev/null && echo ok))"

@@ -63,6 +63,59 @@ class VerifierConfig:
 
 
 @dataclass
+class ServiceConfig:
+    """The queue, the results store and the web API (workers/ and gadget/backend/)."""
+
+    #: Redis holding the RQ queue (and the API's rate-limit counters).
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3.
+    #: ToolsDB/MariaDB: mysql+pymysql://user:password@host/dbname
+    database_url: str = ""
+    queue: str = "side"
+    #: A job running longer than this is stopped and kept in the failed-job registry.
+    job_timeout_s: int = 900
+    #: Retries of a failed job (backoff doubles from retry_backoff_s).
+    retries: int = 3
+    retry_backoff_s: int = 10
+    #: Wiki origins whose pages may call the API from a browser (the gadget).
+    cors_origins: list[str] = field(default_factory=lambda: [
+        "https://en.wikipedia.org", "https://test.wikipedia.org", "https://meta.wikimedia.org"])
+    #: Per-client limit for POST requests (flask-limiter syntax).
+    rate_limit: str = "60/minute"
+    max_body_bytes: int = 512 * 1024
+    host: str = "127.0.0.1"
+    port: int = 8765
+    #: Public base URL of the web service (links from talk pages and the gadget to the dashboard).
+    public_url: str = "http://127.0.0.1:8765"
+
+
+@dataclass
+class BotConfig:
+    """The recent-changes bot (bot/): what it reads and how conservatively it reports."""
+
+    #: pywikibot site as family:code, e.g. wikipedia:en.
+    site: str = "wikipedia:en"
+    #: Short wiki id stored with every check (dbname style, e.g. enwiki).
+    wiki: str = "enwiki"
+    #: Print what would be posted instead of posting (the default; --post turns it off).
+    dry_run: bool = True
+    #: Wikis (ids as in ``wiki``) where talk-page reports are enabled at all.
+    talk_report_wikis: list[str] = field(default_factory=list)
+    #: Only citations whose support score is below this are reported on talk pages
+    #: (chosen on dev data for high precision; negative = the shipped model's report_threshold).
+    report_threshold: float = -1.0
+    daily_cap: int = 10
+    cooldown_hours: float = 24.0
+    #: On-wiki page that must say "yes" before anything is posted (emergency shutoff).
+    run_page: str = "User:SideBot/Run"
+    #: Opt-out name for {{bots|optout=...}}.
+    optout_name: str = "side"
+    poll_interval_s: float = 10.0
+    #: Where the last seen recent change is kept; empty = var/bot-<wiki>.json.
+    checkpoint: str = ""
+
+
+@dataclass
 class Config:
     data_dir: Path = DEFAULT_DATA_DIR
     var_dir: Path = DEFAULT_VAR_DIR
@@ -70,6 +123,12 @@ class Config:
     fetch: FetchConfig = field(default_factory=FetchConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+    bot: BotConfig = field(default_factory=BotConfig)
+
+    @property
+    def database_url(self) -> str:
+        return self.service.database_url or f"sqlite:///{Path(self.var_dir).resolve() / 'side.sqlite3'}"
 
     @property
     def cache_dir(self) -> Path:

@@ -17,6 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from side.config import DEFAULT_DATA_DIR
 
+#: Real components the service, bot and gadget tests start on 127.0.0.1 (one module each).
+pytest_plugins = ["harness.redis", "harness.stack", "harness.mediawiki", "harness.browser"]
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 

@@ -1,0 +1,1 @@
+"""Test harness: browser fixtures (filled in by the issue that needs them)."""

@@ -1,0 +1,1 @@
+"""Test harness: mediawiki fixtures (filled in by the issue that needs them)."""

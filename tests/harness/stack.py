@@ -1,0 +1,1 @@
+"""Test harness: stack fixtures (filled in by the issue that needs them)."""
