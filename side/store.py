@@ -507,6 +507,21 @@ class Store:
         with self.engine.connect() as conn:
             return sorted(r[0] for r in conn.execute(sa.select(checks.c.wiki).distinct()))
 
+    def count_checks(self) -> dict[str, int]:
+        """Checks per status, every status present (for /metrics, scraped often: one query)."""
+        query = sa.select(checks.c.status, sa.func.count()).group_by(checks.c.status)
+        with self.engine.connect() as conn:
+            counts = {status: int(n) for status, n in conn.execute(query)}
+        return {status: counts.get(status, 0) for status in STATUSES}
+
+    def count_flagged(self) -> dict[str, int]:
+        """Flagged results per review status (the patrol queue's size, for the dashboard)."""
+        query = (sa.select(results.c.review_status, sa.func.count()).where(results.c.flagged.is_(True))
+                 .group_by(results.c.review_status))
+        with self.engine.connect() as conn:
+            counts = {status: int(n) for status, n in conn.execute(query)}
+        return {status: counts.get(status, 0) for status in REVIEW_STATUSES}
+
     # -- feedback ---------------------------------------------------------------------------
 
     def add_feedback(self, result_id: int, action: str, reason: str = "", user: str = "",
