@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -150,6 +151,37 @@ class Checker:
         self.load_source = load_source or make_source_loader(retriever)
         self.candidates = candidates
         self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
+
+    @classmethod
+    def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
+                    use_index: bool = True, model_dir: str | Path | None = None,
+                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None) -> Checker:
+        """Load the verifier and the evidence index as ``side check`` does, for long-lived processes.
+
+        ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
+        suggestions (logged, not an error: a worker without an index still scores citations);
+        an explicit ``index_dir`` must exist. ``fetch`` replaces the default cache-aware
+        ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
+        never fetches.
+        """
+        from side.sources import fetch_source
+
+        retriever = None
+        if use_index:
+            from side.retrieval import Retriever
+
+            directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
+            if index_dir is None and not directory.is_dir():
+                log.info("no evidence index at %s: citations are scored, no corpus suggestions", directory)
+            else:
+                retriever = Retriever.load(directory, k_sparse=config.retrieval.k_sparse,
+                                           k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
+        if offline:
+            fetch = None
+        elif fetch is None:
+            fetch = lambda url: fetch_source(url, config.fetch, config.cache_dir)
+        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device)
+        return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
 
     def check_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[CitationCheck]:
         checks = [self._source_check(c) for c in claims]
