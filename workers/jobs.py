@@ -1,0 +1,165 @@
+"""The job function: check every claim of one Check with the worker's loaded Checker.
+
+A job carries nothing but the check id; the claims are in the results store. The verifier and
+the evidence index are loaded once per worker process (:func:`set_context`, called by
+``side-worker`` before it takes jobs), never per job.
+
+``run_check`` is idempotent: a check already done returns at once, and ``Store.finish``
+replaces a check's results in one transaction, so a job that RQ runs twice (a retry after a
+worker was killed, a duplicate delivery) never duplicates rows. On failure the store row is
+marked ``failed`` with the reason only when RQ will not retry it; a retried check goes back to
+``queued`` (its ``attempts`` tell it is a retry) and the exception is re-raised either way, so
+RQ keeps the job in its failed-job registry with the traceback.
+
+Cited sources are fetched with retries: timeouts, refused connections, HTTP 5xx/408/429 are
+tried again with exponential backoff (:data:`DEFAULT_FETCH_ATTEMPTS`), since one slow web
+server should not make a whole revision's check fail or retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from rq import get_current_job
+from rq.timeouts import JobTimeoutException
+
+from side.check import Checker
+from side.claims import Claim
+from side.errors import SideError, SourceBlockedError, SourceFetchError, UnsupportedContentError
+from side.store import Store
+
+log = logging.getLogger(__name__)
+
+#: Attempts per cited URL before it is reported unavailable (1 = no retry).
+DEFAULT_FETCH_ATTEMPTS = 3
+#: Seconds before the second attempt; doubled for each further one.
+DEFAULT_FETCH_BACKOFF_S = 1.0
+#: HTTP statuses worth asking again for (the server may answer later).
+TRANSIENT_HTTP = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+_HTTP_STATUS = re.compile(r"^HTTP (\d{3}) ")
+T = TypeVar("T")
+
+
+class WorkerNotReadyError(SideError):
+    """A job ran in a process that has not loaded the model (not started by side-worker)."""
+
+    code = "worker_not_ready"
+
+
+class CheckNotFoundError(SideError):
+    """The job's check id is not in the results store (another database, or deleted)."""
+
+    code = "check_not_found"
+
+
+@dataclass
+class WorkerContext:
+    """What a worker loads once and every job uses."""
+
+    store: Store
+    checker: Checker
+
+
+_context: WorkerContext | None = None
+
+
+def set_context(context: WorkerContext | None) -> None:
+    """Install the loaded Checker and Store for the jobs of this process."""
+    global _context
+    _context = context
+
+
+def get_context() -> WorkerContext:
+    if _context is None:
+        raise WorkerNotReadyError("run_check needs a worker that loaded the model first (side-worker)")
+    return _context
+
+
+def is_transient(error: SourceFetchError) -> bool:
+    """Whether fetching again later may succeed (timeouts, resets, 5xx), not a refusal or a 404."""
+    if isinstance(error, (SourceBlockedError, UnsupportedContentError)):
+        return False
+    message = str(error)
+    status = _HTTP_STATUS.match(message)
+    if status:
+        return int(status.group(1)) in TRANSIENT_HTTP
+    return "timed out" in message or message.startswith(("could not fetch", "could not read"))
+
+
+def retrying(fetch: Callable[[str], T], attempts: int = DEFAULT_FETCH_ATTEMPTS,
+             backoff_s: float = DEFAULT_FETCH_BACKOFF_S,
+             sleep: Callable[[float], None] = time.sleep) -> Callable[[str], T]:
+    """``fetch`` tried up to ``attempts`` times on transient errors, waiting backoff, 2x, 4x..."""
+
+    def fetch_with_retries(url: str) -> T:
+        for attempt in range(1, attempts + 1):
+            try:
+                return fetch(url)
+            except SourceFetchError as exc:
+                if attempt == attempts or not is_transient(exc):
+                    raise
+                delay = backoff_s * 2 ** (attempt - 1)
+                log.info("fetch attempt %d/%d failed (%s); retrying in %.1f s", attempt, attempts, exc, delay)
+                sleep(delay)
+        raise AssertionError("unreachable")
+
+    return fetch_with_retries
+
+
+def claim_from_payload(data: dict[str, Any]) -> Claim:
+    """A Claim from a stored payload: ``Claim.to_dict()``, or the API's flat ``url``/``citation_title``."""
+    if "citation" not in data and ("url" in data or "citation_title" in data):
+        citation = {"id": str(data.get("key", "")), "kind": "external_link" if data.get("url") else "text",
+                    "url": data.get("url") or None, "title": data.get("citation_title") or None}
+        data = {**data, "citation": citation}
+    if "article_title" not in data and "title" in data:
+        data = {**data, "article_title": data["title"]}
+    return Claim.from_dict(data)
+
+
+def _will_retry(exc: BaseException) -> bool:
+    """Whether RQ will run this job again; a timeout is not retried (the same work would time out)."""
+    job = get_current_job()
+    if job is None:
+        return False
+    if isinstance(exc, JobTimeoutException):
+        job.retries_left = 0
+        return False
+    return job.should_retry
+
+
+def run_check(check_id: str) -> dict[str, Any]:
+    """Check all claims of ``check_id`` and store the results; returns a small summary."""
+    context = get_context()
+    store = context.store
+    record = store.check(check_id)
+    if record is None:
+        raise CheckNotFoundError(f"unknown check {check_id}")
+    if record.status == "done":
+        log.info("check %s is already done; nothing to do", check_id)
+        return {"id": check_id, "status": "done", "skipped": True}
+    record = store.start(check_id)
+    started = time.monotonic()
+    try:
+        claims = [claim_from_payload(c) for c in record.claims]
+        checks = context.checker.check_claims(claims)
+        done = store.finish(check_id, [c.to_dict() for c in checks], time.monotonic() - started)
+    except BaseException as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if _will_retry(exc):
+            log.warning("check %s failed (attempt %d), will be retried: %s", check_id, record.attempts, reason)
+            store.requeue(check_id)
+        else:
+            log.error("check %s failed for good: %s", check_id, reason)
+            store.fail(check_id, reason)
+        raise
+    log.info("check %s done: %d citations, %d flagged, %.1f s", check_id, done.citations, done.flagged,
+             done.seconds or 0.0)
+    return {"id": check_id, "status": "done", "citations": done.citations, "flagged": done.flagged,
+            "seconds": done.seconds}

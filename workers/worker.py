@@ -1,0 +1,321 @@
+"""``side-worker``: load the verifier and the evidence index once, then run Side's jobs.
+
+    side-worker                       # the queue and Redis of side.toml / SIDE_SERVICE_*
+    side-worker --burst               # run what is queued, then exit
+    side-worker --name gpu1 --max-jobs 500
+
+Why a non-forking worker: RQ's default worker forks a child per job, which would reload the
+model per job (or fork a process that holds CUDA state, which CUDA does not survive). Side's
+worker is an ``rq.SimpleWorker`` subclass that runs every job in the process that loaded the
+model, and adds what SimpleWorker lacks:
+
+- heartbeats *during* a job, from a thread, so a long job is not mistaken for an abandoned
+  one, while a worker killed with ``kill -9`` stops heartbeating and its job is retried (or
+  failed with ``AbandonedJobError``) by the next maintenance pass of any worker;
+- RQ's scheduler (which moves retries whose backoff has elapsed back onto the queue) in a
+  thread instead of a forked process;
+- a maintenance pass that marks checks ``failed`` in the results store when RQ gave up on
+  their job without running our code (abandoned by a dead worker), so no check stays
+  ``running`` forever;
+- a work loop that survives Redis restarts: the model stays loaded while Redis comes back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import redis
+from rq import SimpleWorker
+from rq.job import Job
+from rq.queue import Queue
+from rq.scheduler import RQScheduler
+from rq.serializers import JSONSerializer
+from rq.worker import WorkerStatus
+
+from side.config import Config, load_config
+from side.errors import SideError
+from workers.health import failure_reason
+from workers.jobs import WorkerContext, set_context
+from workers.queue import QueueUnavailableError, get_queue, redis_connection
+
+log = logging.getLogger(__name__)
+
+#: Seconds between heartbeats while a job runs; a worker silent for 3x this is presumed dead.
+DEFAULT_HEARTBEAT_S = 30
+#: Seconds between maintenance passes (abandoned jobs, expired registries, store reconciliation).
+DEFAULT_MAINTENANCE_S = 60
+#: Most recent failed jobs compared with the store on each maintenance pass.
+RECONCILE_LIMIT = 100
+#: Seconds between reconnection attempts after Redis went away.
+RECONNECT_S = 2.0
+
+
+class ThreadScheduler(RQScheduler):
+    """RQ's scheduler run in a thread of the worker: RQ forks a process for it otherwise."""
+
+    def _install_signal_handlers(self) -> None:
+        """Signals belong to the worker's main thread; the worker stops this scheduler."""
+
+    def start(self) -> threading.Thread:  # type: ignore[override]
+        self._status = self.Status.STARTED
+        self._stop_requested = False
+        thread = threading.Thread(target=self._run, name="rq-scheduler", daemon=True)
+        self._process = thread  # type: ignore[assignment]
+        thread.start()
+        return thread
+
+    def _run(self) -> None:
+        while not self._stop_requested:
+            try:
+                self.work()
+            except redis.RedisError as exc:
+                log.warning("scheduler: Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
+                time.sleep(RECONNECT_S)
+
+
+class SideWorker(SimpleWorker):
+    """A SimpleWorker with heartbeats during jobs, a threaded scheduler and store reconciliation."""
+
+    def __init__(self, *args: Any, store: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.store = store
+        self.jobs_done = 0
+        #: Set by SIGTERM/SIGINT: the work loop ended on purpose and is not to be restarted.
+        self.stop_asked = False
+        self._beating: threading.Event | None = None
+        self._beat_thread: threading.Thread | None = None
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        self.stop_asked = True
+        super().request_stop(signum, frame)
+
+    # -- heartbeats during a job ------------------------------------------------------------
+
+    def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
+        """Short TTLs renewed by the heartbeat thread: a killed worker's job expires in ~3 beats."""
+        interval = self.job_monitoring_interval
+        if job.timeout and job.timeout > 0:
+            interval = min(interval, max(1, int(job.timeout - working_time)))
+        return int(interval + 2 * self.job_monitoring_interval)
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        execution = self.prepare_execution(job)
+        with self._heartbeats(job, execution):
+            self.perform_job(job, queue, execution)
+        self.set_state(WorkerStatus.IDLE)
+        self.jobs_done += 1
+
+    @contextmanager
+    def _heartbeats(self, job: Job, execution: Any):
+        stop = threading.Event()
+        self._beating = stop
+
+        def beat() -> None:
+            while not stop.wait(self.job_monitoring_interval):
+                try:
+                    self.maintain_heartbeats(job, execution)
+                except redis.RedisError as exc:
+                    log.warning("heartbeat for job %s failed: %s", job.id, exc)
+
+        thread = threading.Thread(target=beat, name=f"heartbeat-{job.id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        """Stop heartbeating before RQ records the outcome, so no beat lands after it."""
+        if self._beating is not None:
+            self._beating.set()
+        super().handle_execution_ended(job, queue, heartbeat_ttl)
+
+    # -- scheduler in a thread --------------------------------------------------------------
+
+    def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO",
+                         date_format: str = "", log_format: str = "") -> None:
+        self.scheduler = ThreadScheduler(self.queues, connection=self.connection, serializer=self.serializer,
+                                         logging_level=logging_level or "INFO")
+        self.scheduler.acquire_locks()
+        if not self.scheduler.acquired_locks:
+            return
+        if burst:
+            try:
+                self.scheduler.register_birth()
+                self.scheduler.enqueue_scheduled_jobs()
+            finally:
+                self.scheduler.release_locks()
+                self.scheduler.register_death()
+        else:
+            self.scheduler.start()
+
+    def stop_scheduler(self) -> None:
+        if self.scheduler is None:
+            return
+        self.scheduler.request_stop()
+        thread = self.scheduler._process
+        if isinstance(thread, threading.Thread) and thread is not threading.current_thread():
+            thread.join(timeout=self.scheduler.interval + 5)
+
+    # -- maintenance ------------------------------------------------------------------------
+
+    def run_maintenance_tasks(self) -> None:
+        super().run_maintenance_tasks()
+        if self.store is not None:
+            for queue in self.queues:
+                mark_failed_checks(self.store, queue)
+
+
+def mark_failed_checks(store: Any, queue: Queue, limit: int = RECONCILE_LIMIT) -> int:
+    """Mark ``failed`` (with RQ's reason) the checks whose job RQ failed without running our code.
+
+    That is a job abandoned by a worker that died (``kill -9``, OOM) and had no retries left:
+    RQ moves it to the failed registry from its maintenance, and the store row would otherwise
+    stay ``running``. Returns how many rows changed.
+    """
+    ids = queue.failed_job_registry.get_job_ids(0, limit - 1, desc=True, cleanup=False)
+    changed = 0
+    for job_id in ids:
+        record = store.check(job_id)
+        if record is None or record.status not in ("queued", "running"):
+            continue
+        job = Job.fetch_many([job_id], connection=queue.connection, serializer=queue.serializer)[0]
+        reason = (failure_reason(job) if job else "") or "job failed in the queue (no reason recorded)"
+        log.warning("check %s: its job failed outside the worker: %s", job_id, reason)
+        store.fail(job_id, reason)
+        changed += 1
+    return changed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="side-worker",
+        description="Run Side's check jobs from the Redis queue. The verifier model and the "
+        "evidence index are loaded once, before the first job; jobs run in this process "
+        "(no fork), on CUDA when available, else CPU.",
+        epilog="Redis, the queue, the database and timeouts come from the [service] section of "
+        "side.toml or SIDE_SERVICE_* variables (e.g. SIDE_SERVICE_REDIS_URL).",
+    )
+    p.add_argument("--config", type=Path, help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
+    p.add_argument("--queue", help="queue name (default: service.queue, 'side')")
+    p.add_argument("--burst", action="store_true", help="run the jobs already queued, then exit")
+    p.add_argument("--name", help="worker name shown in health checks (default: host.pid)")
+    p.add_argument("--max-jobs", type=int, metavar="N", help="exit after N jobs (let a supervisor restart)")
+    p.add_argument("--index", type=Path, help="evidence index directory (default: var/index when built)")
+    p.add_argument("--no-index", action="store_true", help="no corpus suggestions (score cited sources only)")
+    p.add_argument("--heartbeat", type=int, default=DEFAULT_HEARTBEAT_S, metavar="S",
+                   help=f"seconds between heartbeats during a job (default {DEFAULT_HEARTBEAT_S}); "
+                   "a worker silent for 3x this is taken for dead and its job retried")
+    p.add_argument("--maintenance", type=int, default=DEFAULT_MAINTENANCE_S, metavar="S",
+                   help=f"seconds between maintenance passes that recover abandoned jobs "
+                   f"(default {DEFAULT_MAINTENANCE_S})")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p
+
+
+def load_checker(config: Config, args: argparse.Namespace):
+    """The Checker with the model and index loaded, warmed up by one tiny verification."""
+    from side.check import Checker
+    from side.sources import fetch_source
+    from side.verifier import Query
+    from workers.jobs import retrying
+
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a log file is no place for progress bars
+    except ImportError:
+        pass
+    started = time.monotonic()
+    fetch = retrying(lambda url: fetch_source(url, config.fetch, config.cache_dir))
+    checker = Checker.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
+    checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
+    log.info("loaded the verifier on %s%s in %.1f s", checker.verifier.cross_encoder.device,
+             "" if checker.retriever is None else f" and an index of {len(checker.retriever.corpus.documents)} "
+             "documents", time.monotonic() - started)
+    return checker
+
+
+def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any,
+                name: str) -> SideWorker:
+    queue = get_queue(connection, config.service)
+    return SideWorker([queue], connection=connection, name=name, serializer=JSONSerializer, store=store,
+                      job_monitoring_interval=args.heartbeat, maintenance_interval=args.maintenance,
+                      worker_ttl=max(20, args.maintenance + 15))
+
+
+def wait_for_redis(connection: redis.Redis) -> None:
+    """Block until Redis answers again (it restarts; our model stays loaded meanwhile)."""
+    while True:
+        try:
+            connection.ping()
+            return
+        except redis.RedisError as exc:
+            log.warning("Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
+            time.sleep(RECONNECT_S)
+
+
+def serve(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any) -> int:
+    """Run work loops until stopped; a loop ended by a Redis outage is started again."""
+    name = args.name or f"{socket.gethostname()}.{os.getpid()}"
+    remaining = args.max_jobs
+    while True:
+        worker = make_worker(config, args, connection, store, name)
+        try:
+            worker.work(burst=args.burst, max_jobs=remaining, with_scheduler=True,
+                        logging_level="DEBUG" if args.verbose else "INFO")
+        except redis.RedisError as exc:
+            log.warning("work loop stopped: Redis unavailable (%s)", exc)
+        if remaining is not None:
+            remaining -= worker.jobs_done
+        if worker.stop_asked or worker._stop_requested or args.burst or (remaining is not None and remaining <= 0):
+            return 0
+        wait_for_redis(connection)
+        try:
+            worker.register_death()  # lets the next loop register under the same name
+        except redis.RedisError:
+            pass
+        log.info("restarting the work loop")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("alembic", "httpx", "urllib3", "filelock", "transformers", "sentence_transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        config = load_config(args.config)
+        if args.queue:
+            config.service.queue = args.queue
+        connection = redis_connection(config.service.redis_url)
+        from side.store import Store
+
+        store = Store.open(config.database_url)
+        set_context(WorkerContext(store=store, checker=load_checker(config, args)))
+    except (SideError, QueueUnavailableError) as exc:
+        print(f"side-worker: error: {exc}", file=sys.stderr)
+        return 2
+    log.info("results store: %s; queue %r on %s", store.engine.url.render_as_string(hide_password=True),
+             config.service.queue, connection.connection_pool.connection_kwargs.get("host", "?"))
+    try:
+        return serve(config, args, connection, store)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
