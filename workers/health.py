@@ -32,12 +32,14 @@ def _iso(value: datetime | None) -> str | None:
 def failure_reason(job: Job) -> str:
     """The last line of the job's latest traceback (``ExceptionClass: message``), or ``""``."""
     result = job.latest_result()
-    if result is None or result.type == Result.Type.SUCCESSFUL:
+    if result is not None and result.type == Result.Type.SUCCESSFUL:
         return ""
-    lines = [line for line in (result.exc_string or "").strip().splitlines() if line.strip()]
-    if result.type == Result.Type.RETRIED and not lines:
-        return "retried"
-    return lines[-1].strip() if lines else ""
+    # A job put in the failed registry directly (not by a worker) has its reason on the job only.
+    text = (result.exc_string if result is not None else None) or getattr(job, "_exc_info", None) or ""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines and result is not None and result.type == Result.Type.MAX_RETRIES_EXCEEDED:
+        return "maximum retries exceeded"
+    return lines[-1] if lines else ""
 
 
 def registry_counts(queue: Queue) -> dict[str, int]:

@@ -1,0 +1,231 @@
+"""workers.queue and workers.health against a real Redis (own server, flushed per test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+
+import pytest
+import redis
+from httpserver import LocalServer, Response
+from rq.job import Job
+from rq.job_lifecycle import record_job_failure
+
+from side.config import FetchConfig, ServiceConfig
+from side.errors import SourceFetchError
+from side.sources import fetch_source
+from side.store import NewCheck, Store
+from workers.health import queue_health
+from workers.jobs import is_transient, retrying
+from workers.queue import (
+    JOB_FUNC,
+    QueueUnavailableError,
+    get_queue,
+    job_status,
+    redis_connection,
+    retry_policy,
+    submit,
+)
+
+
+def claim(text: str, url: str = "https://example.org/a") -> dict:
+    return {"article_title": "Foo", "section": ["History"], "text": text, "left_context": text,
+            "citation": {"id": "r1", "kind": "external_link", "url": url}, "key": "c1"}
+
+
+@pytest.fixture
+def config(redis_db) -> ServiceConfig:
+    return ServiceConfig(redis_url=redis_db.url, queue="side-test", retries=2, retry_backoff_s=5)
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    store = Store.open(f"sqlite:///{tmp_path / 'side.sqlite3'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def queue(config):
+    return get_queue(redis_connection(config.redis_url), config)
+
+
+def new_check(revision: int = 1, text: str = "Foo was founded in 1990.") -> NewCheck:
+    return NewCheck(wiki="enwiki", title="Foo", revision=revision, claims=[claim(text)], origin="bot")
+
+
+def test_submitting_twice_makes_one_row_and_one_job(store, queue, config):
+    first, enqueued = submit(store, queue, new_check(), config)
+    again, enqueued_again = submit(store, queue, new_check(), config)
+    assert (enqueued, enqueued_again) == (True, False)
+    assert first.id == again.id and first.status == "queued"
+    assert queue.job_ids == [first.id]
+    assert len(store.checks()) == 1
+
+
+def test_job_is_plain_json_with_the_check_id(store, queue, config):
+    record, _ = submit(store, queue, new_check(), config)
+    raw = queue.connection.hgetall(f"rq:job:{record.id}")
+    data = json.loads(zlib.decompress(raw[b"data"]).decode())  # RQ compresses the serialized call
+    assert data[2] == [record.id]  # (func, instance, args, kwargs)
+    job = Job.fetch(record.id, connection=queue.connection, serializer=queue.serializer)
+    assert job.func_name == JOB_FUNC and job.args == [record.id]
+    assert job.timeout == config.job_timeout_s
+    assert job.retries_left == 2 and job.retry_intervals == [5, 10]
+
+
+def test_other_work_gets_another_job(store, queue, config):
+    a, _ = submit(store, queue, new_check(revision=1), config)
+    b, _ = submit(store, queue, new_check(revision=2), config)
+    assert a.id != b.id and sorted(queue.job_ids) == sorted([a.id, b.id])
+
+
+def test_a_done_check_is_not_queued_again(store, queue, config):
+    record, _ = submit(store, queue, new_check(), config)
+    queue.empty()
+    store.start(record.id)
+    store.finish(record.id, [], 1.0)
+    again, enqueued = submit(store, queue, new_check(), config)
+    assert not enqueued and again.status == "done" and queue.count == 0
+
+
+def test_a_failed_check_is_queued_again(store, queue, config):
+    record, _ = submit(store, queue, new_check(), config)
+    job = Job.fetch(record.id, connection=queue.connection, serializer=queue.serializer)
+    queue.remove(job)
+    job.set_status("failed")
+    store.fail(record.id, "RuntimeError: boom")
+    again, enqueued = submit(store, queue, new_check(), config)
+    assert enqueued and again.status == "queued" and again.error == ""
+    assert queue.job_ids == [record.id] and job_status(queue, record.id) == "queued"
+
+
+def test_a_check_whose_job_was_lost_is_queued_again(store, queue, config):
+    record, _ = submit(store, queue, new_check(), config)
+    store.start(record.id)
+    queue.connection.flushall()  # Redis lost its data (no persistence)
+    again, enqueued = submit(store, queue, new_check(), config)
+    assert enqueued and again.status == "queued" and queue.job_ids == [record.id]
+
+
+def test_no_retries_configured_means_no_retry_policy():
+    assert retry_policy(ServiceConfig(retries=0)) is None
+    assert retry_policy(ServiceConfig(retries=3, retry_backoff_s=2)).intervals == [2, 4, 8]
+
+
+def test_unreachable_redis_is_one_clear_error():
+    with pytest.raises(QueueUnavailableError, match="cannot reach Redis at redis://127.0.0.1:1/0"):
+        redis_connection("redis://127.0.0.1:1/0")
+    with pytest.raises(QueueUnavailableError, match=r"redis://\*\*\*@127.0.0.1:1/0"):
+        redis_connection("redis://:secret@127.0.0.1:1/0")
+
+
+def test_worker_exits_2_without_traceback_when_redis_is_down(tmp_path):
+    env = {"SIDE_SERVICE_REDIS_URL": "redis://127.0.0.1:1/0", "SIDE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin"}
+    done = subprocess.run([sys.executable, "-m", "workers", "--no-index"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    expected = ("side-worker: error: cannot reach Redis at redis://127.0.0.1:1/0: "
+                "Error 111 connecting to 127.0.0.1:1. Connection refused.")
+    assert done.stderr.strip().splitlines() == [expected]  # one line, no traceback
+
+
+def test_health_counts_jobs_and_lists_failures_with_reasons(store, queue, config):
+    submit(store, queue, new_check(), config)
+    other, _ = submit(store, queue, new_check(revision=2), config)
+    job = Job.fetch(other.id, connection=queue.connection, serializer=queue.serializer)
+    queue.remove(job)
+    with queue.connection.pipeline() as pipeline:  # RQ's own path for a job failed outside a worker
+        record_job_failure(job, "Traceback ...\nSourceFetchError: HTTP 500 fetching x\n", pipeline)
+        pipeline.execute()
+    health = queue_health(queue.connection, config)
+    assert health["redis"]["ok"] and health["redis"]["aof"] is True
+    assert health["jobs"]["queued"] == 1 and health["jobs"]["failed"] == 1
+    assert health["failures"][0]["id"] == other.id
+    assert health["failures"][0]["reason"] == "SourceFetchError: HTTP 500 fetching x"
+    assert health["workers"] == []
+    json.dumps(health)  # the API serves it as is
+
+
+def test_health_reports_unreachable_redis_without_raising():
+    config = ServiceConfig(redis_url="redis://127.0.0.1:1/0")
+    health = queue_health(redis_connection(config.redis_url, check=False), config)
+    assert health["redis"]["ok"] is False and "Connection refused" in health["redis"]["error"]
+
+
+def test_submit_says_so_when_redis_goes_away(store, config, redis_db):
+    queue = get_queue(redis_connection(config.redis_url), config)
+    redis_db.stop()
+    try:
+        with pytest.raises(QueueUnavailableError):
+            submit(store, queue, new_check(), config)
+    finally:
+        redis_db.start()
+
+
+# -- fetch retries (the worker's source loader) ----------------------------------------------
+
+
+@pytest.fixture
+def local_server():
+    with LocalServer() as server:
+        yield server
+
+
+def test_transient_fetch_errors_are_retried_with_backoff(local_server):
+    url = local_server.add("/flaky", Response(status=503, body=b"busy", content_type="text/plain"))
+    good = Response(body=b"<html><body><p>Foo was founded in 1990 in Paris.</p></body></html>")
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the server recovers while we back off
+        waits.append(seconds)
+        if len(waits) == 2:
+            local_server.add("/flaky", good)
+
+    fetch = retrying(lambda u: fetch_source(u, FetchConfig(allow_hosts=["127.0.0.1"])), attempts=3,
+                     backoff_s=0.5, sleep=sleep)
+    source = fetch(url)
+    assert "founded in 1990" in " ".join(source.sentences)
+    assert waits == [0.5, 1.0] and local_server.hits["/flaky"] == 3
+
+
+def test_permanent_fetch_errors_are_not_retried(local_server):
+    url = local_server.add("/gone", Response(status=404, body=b"no", content_type="text/plain"))
+    waits: list[float] = []
+    fetch = retrying(lambda u: fetch_source(u, FetchConfig(allow_hosts=["127.0.0.1"])), sleep=waits.append)
+    with pytest.raises(SourceFetchError, match="HTTP 404"):
+        fetch(url)
+    assert waits == [] and local_server.hits["/gone"] == 1
+
+
+def test_retries_give_up_after_the_last_attempt(local_server):
+    url = local_server.add("/down", Response(status=502, body=b"", content_type="text/plain"))
+    waits: list[float] = []
+    fetch = retrying(lambda u: fetch_source(u, FetchConfig(allow_hosts=["127.0.0.1"])), attempts=3,
+                     backoff_s=0.1, sleep=waits.append)
+    with pytest.raises(SourceFetchError, match="HTTP 502"):
+        fetch(url)
+    assert waits == [0.1, 0.2] and local_server.hits["/down"] == 3
+
+
+@pytest.mark.parametrize(("message", "transient"), [
+    ("HTTP 503 fetching x", True), ("HTTP 429 fetching x", True), ("HTTP 404 fetching x", False),
+    ("fetching x timed out after 10 s", True), ("could not fetch x: connection refused", True),
+    ("source too large: x exceeds 10 bytes", False), ("too many redirects (more than 5) fetching x", False),
+])
+def test_which_fetch_errors_are_transient(message, transient):
+    assert is_transient(SourceFetchError(message)) is transient
+
+
+def test_redis_server_fixture_keeps_data_across_a_crash(redis_db):
+    with redis_db.client() as client:
+        client.set("k", "v")
+    redis_db.restart(kill=True)
+    with redis_db.client() as client:
+        assert client.get("k") == b"v"
+    with pytest.raises(redis.ConnectionError):
+        redis_db.stop()
+        redis.Redis.from_url(redis_db.url, socket_connect_timeout=0.5).ping()
+    redis_db.start()
