@@ -87,6 +87,13 @@ class ServiceConfig:
     port: int = 8765
     #: Public base URL of the web service (links from talk pages and the gadget to the dashboard).
     public_url: str = "http://127.0.0.1:8765"
+    #: Script path (where index.php lives) per wiki id, for diff and article links; Wikimedia ids
+    #: (enwiki, dewiktionary, commonswiki...) need no entry. TOML table, or "id=url,id=url" in env.
+    wiki_urls: dict[str, str] = field(default_factory=dict)
+    #: Reverse proxies in front of the app (Toolforge: 1); X-Forwarded-For is trusted only then.
+    proxy_hops: int = 0
+    #: Threads of the WSGI server (side-web).
+    threads: int = 8
 
 
 @dataclass
