@@ -1,0 +1,154 @@
+"""Small server-rendered SVG charts for the stats page: no JavaScript, no CDN, no plotting library.
+
+Three shapes cover what patrollers ask of the numbers: a stacked histogram (score
+distribution, flagged vs not, with the flag threshold drawn on it), a bar series over days
+(flagged per day), and a ring (share of suggestions accepted). Colours come from CSS classes
+(``static/dashboard.css``), so the charts follow the page's light or dark theme; every bar has
+a ``<title>`` (hover tooltip, read by screen readers) and every chart an ``aria-label``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+WIDTH, HEIGHT = 640, 260
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 44, 12, 14, 38
+
+
+@dataclass(frozen=True)
+class Series:
+    """One stacked layer: a name for the legend and tooltips, values, and a CSS class."""
+
+    name: str
+    values: Sequence[float]
+    css: str
+
+
+def nice_max(value: float) -> float:
+    """A round axis maximum at or above ``value`` (1, 2, 5 x 10^n)."""
+    if value <= 0:
+        return 1.0
+    exponent = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if value <= step * exponent:
+            return float(step * exponent)
+    return float(10 * exponent)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def _frame(label: str, body: list[str]) -> Markup:
+    return Markup(f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+                  f'aria-label="{escape(label)}" preserveAspectRatio="xMidYMid meet">'
+                  + "".join(body) + "</svg>")
+
+
+def _y_axis(top: float, ticks: int = 4) -> list[str]:
+    plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+    out = []
+    for n in range(ticks + 1):
+        value = top * n / ticks
+        y = HEIGHT - MARGIN_BOTTOM - plot_h * n / ticks
+        out.append(f'<line class="grid" x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                   f'<text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(value)}</text>')
+    return out
+
+
+def _legend(series: Sequence[Series]) -> list[str]:
+    out, x = [], MARGIN_LEFT
+    for s in series:
+        out.append(f'<rect class="{s.css}" x="{x}" y="{HEIGHT - 12}" width="10" height="10" rx="2"/>'
+                   f'<text class="legend" x="{x + 14}" y="{HEIGHT - 3}">{escape(s.name)}</text>')
+        x += 24 + 7 * len(s.name)
+    return out
+
+
+def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series],
+                 markers: Sequence[tuple[float, str]] = (), tick_every: int = 1) -> Markup:
+    """Vertical bars, one per category, layers stacked bottom-up in ``series`` order.
+
+    ``markers`` are vertical lines at fractional positions of the x axis (0 = left edge,
+    1 = right edge) with a label, e.g. the flag threshold on a score axis.
+    """
+    n = max(len(categories), 1)
+    totals = [sum(s.values[i] for s in series) for i in range(len(categories))]
+    top = nice_max(max(totals, default=0))
+    plot_w, plot_h = WIDTH - MARGIN_LEFT - MARGIN_RIGHT, HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+    slot = plot_w / n
+    body = _y_axis(top)
+    for i, category in enumerate(categories):
+        x, base = MARGIN_LEFT + i * slot + slot * 0.12, HEIGHT - MARGIN_BOTTOM
+        for s in series:
+            height = plot_h * s.values[i] / top
+            if height > 0:
+                tip = f"{category}: {_fmt(s.values[i])} {s.name}"
+                body.append(f'<rect class="{s.css}" x="{x:.1f}" y="{base - height:.1f}" width="{slot * 0.76:.1f}" '
+                            f'height="{height:.1f}"><title>{escape(tip)}</title></rect>')
+                base -= height
+        if i % tick_every == 0:
+            body.append(f'<text class="tick" x="{x + slot * 0.38:.1f}" y="{HEIGHT - MARGIN_BOTTOM + 14}" '
+                        f'text-anchor="middle">{escape(category)}</text>')
+    for position, text in markers:
+        x = MARGIN_LEFT + plot_w * position
+        body.append(f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN_TOP}" '
+                    f'y2="{HEIGHT - MARGIN_BOTTOM}"/><text class="marker-label" x="{x + 4:.1f}" '
+                    f'y="{MARGIN_TOP + 10}">{escape(text)}</text>')
+    return _frame(label, body + _legend(series))
+
+
+def score_histogram(bins: Sequence[float], ok: Sequence[int], flagged: Sequence[int],
+                    flag_threshold: float) -> Markup:
+    """Support scores of checked citations, flagged ones stacked on top, threshold marked."""
+    categories = [f"{lo:.1f}" for lo in bins[:-1]]
+    series = [Series("not flagged", ok, "bar-ok"), Series("flagged", flagged, "bar-flagged")]
+    return stacked_bars("Distribution of support scores", categories, series,
+                        markers=[(flag_threshold, f"flag threshold {flag_threshold:.2f}")])
+
+
+def daily_bars(days: Sequence[tuple[str, int]]) -> Markup:
+    """Flagged citations per day, dates as MM-DD, about eight labels whatever the span."""
+    categories = [day[5:] for day, _ in days]
+    return stacked_bars("Flagged citations per day", categories,
+                        [Series("flagged citations", [n for _, n in days], "bar-flagged")],
+                        tick_every=max(1, math.ceil(len(days) / 8)))
+
+
+def ring(label: str, part: int, total: int, caption: str) -> Markup:
+    """A ring showing ``part`` of ``total`` with the percentage in the middle."""
+    size, radius, stroke = 180, 70, 22
+    circumference = 2 * math.pi * radius
+    share = part / total if total else 0.0
+    centre = f'{share:.0%}' if total else "–"
+    body = (f'<svg class="chart ring" viewBox="0 0 {size} {size}" role="img" aria-label="{escape(label)}">'
+            f'<circle class="ring-track" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none"/>'
+            f'<circle class="ring-value" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none" '
+            f'stroke-dasharray="{circumference * share:.1f} {circumference:.1f}" transform="rotate(-90 90 90)">'
+            f'<title>{escape(f"{part} of {total}")}</title></circle>'
+            f'<text class="ring-centre" x="90" y="96" text-anchor="middle">{centre}</text>'
+            f'<text class="ring-caption" x="90" y="118" text-anchor="middle">{escape(caption)}</text></svg>')
+    return Markup(body)
+
+
+def horizontal_bars(label: str, items: Sequence[tuple[str, int]]) -> Markup:
+    """One labelled bar per item, longest first (dismissal reasons)."""
+    items = sorted(items, key=lambda item: -item[1])
+    row, left, width = 26, 130, 420
+    height = max(row * len(items), row) + 8
+    top = max((n for _, n in items), default=0) or 1
+    body = []
+    for i, (name, n) in enumerate(items):
+        y, w = 4 + i * row, (width - left - 40) * n / top
+        body.append(f'<text class="tick" x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(name)}</text>'
+                    f'<rect class="bar-dismissed" x="{left}" y="{y + 3}" width="{w:.1f}" height="16" rx="3">'
+                    f'<title>{escape(f"{name}: {n}")}</title></rect>'
+                    f'<text class="value" x="{left + w + 6:.1f}" y="{y + 15}">{n}</text>')
+    if not items:
+        body.append(f'<text class="tick" x="{left}" y="20">no dismissals yet</text>')
+    return Markup(f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
+                  + "".join(body) + "</svg>")
