@@ -102,6 +102,14 @@ class BotConfig:
 
     #: pywikibot site as family:code, e.g. wikipedia:en.
     site: str = "wikipedia:en"
+    #: Action API URL of a wiki without a pywikibot family (a local MediaWiki); overrides ``site``.
+    api_url: str = ""
+    #: Account to log in as (pywikibot's usernames); empty = pywikibot's user-config.
+    user: str = ""
+    #: pywikibot password file (BotPassword tuples); empty = pywikibot's user-config.
+    password_file: str = ""
+    #: Follow Wikimedia's EventStreams instead of polling list=recentchanges.
+    stream: bool = False
     #: Short wiki id stored with every check (dbname style, e.g. enwiki).
     wiki: str = "enwiki"
     #: Print what would be posted instead of posting (the default; --post turns it off).
@@ -117,6 +125,8 @@ class BotConfig:
     run_page: str = "User:SideBot/Run"
     #: Opt-out name for {{bots|optout=...}}.
     optout_name: str = "side"
+    #: Where editors give feedback on the bot (linked from every report).
+    feedback_page: str = "User talk:SideBot"
     poll_interval_s: float = 10.0
     #: Where the last seen recent change is kept; empty = var/bot-<wiki>.json.
     checkpoint: str = ""

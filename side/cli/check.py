@@ -16,8 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "candidates from the evidence index and print a table ordered by likelihood of failed "
         "verification, with ready-to-paste {{cite web}} suggestions.",
     )
-    p.add_argument("article", type=Path, help="wikitext file of the article")
-    p.add_argument("--title", help="article title (default: the file name)")
+    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
+    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
+    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
+                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
+    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
+    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
     p.add_argument("--index", type=Path, help="evidence index directory (default: var/index)")
     p.add_argument("--no-index", action="store_true", help="do not suggest sources from an index")
     p.add_argument("--offline", action="store_true", help="never fetch cited URLs (cache and index only)")
@@ -41,6 +45,28 @@ def _title(path: Path) -> str:
     return path.stem.replace("_", " ").replace("-", " ")
 
 
+def load_article(args: argparse.Namespace, config) -> tuple[str, str]:
+    """(wikitext, title) from the file argument, or from ``--wiki`` and ``--title``."""
+    if args.wiki is None:
+        if args.article is None:
+            raise InputError("give a wikitext file, or --title T with --wiki enwiki|local")
+        if args.api or args.revision is not None:
+            raise InputError("--api and --revision only apply with --wiki")
+        return _read_article(args.article), args.title or _title(args.article)
+    if args.article is not None:
+        raise InputError("give either a wikitext file or --wiki, not both")
+    if not args.title:
+        raise InputError("--wiki needs --title (the page to check)")
+    import os
+
+    from side.wikiapi import LOCAL_API_ENV, api_url_for, fetch_page
+
+    api = api_url_for(args.wiki, args.api or os.environ.get(LOCAL_API_ENV))
+    page = fetch_page(api, args.title, wiki=args.wiki, revision=args.revision,
+                      user_agent=config.fetch.user_agent, timeout_s=config.fetch.timeout_s)
+    return page.text, page.title
+
+
 def run_check(args: argparse.Namespace, config) -> int:
     from tqdm import tqdm
 
@@ -49,8 +75,7 @@ def run_check(args: argparse.Namespace, config) -> int:
     from side.verifier import Verifier
     from side.wikitext import extract_claims
 
-    wikitext = _read_article(args.article)
-    title = args.title or _title(args.article)
+    wikitext, title = load_article(args, config)
     claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
     retriever = None
     if not args.no_index:

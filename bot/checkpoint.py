@@ -1,0 +1,115 @@
+"""The bot's persisted position in recent changes, and the checks still waiting for a report.
+
+A restart must neither miss nor repeat an edit. The bot handles changes in the wiki's own
+order, ``(timestamp, rcid)`` (how ``list=recentchanges`` sorts and continues), and saves that
+pair after each handled change, so a restarted bot asks for exactly the changes after it. The
+save is atomic (a temporary file renamed over the old one), so a kill mid-write leaves the
+previous checkpoint, never a torn one. A change handled but not yet saved when the process
+dies is handled again; its Check id is derived from the work, so the store and the queue see
+it once.
+
+Submitted checks whose verdicts are not reported yet are kept here too (``pending``), so the
+reporter picks them up after a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from side.errors import SideError
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointError(SideError):
+    """The checkpoint file exists but cannot be read; refusing to guess where to resume."""
+
+    code = "bad_checkpoint"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in the recent-changes log: changes sort by (timestamp, rcid)."""
+
+    #: ISO 8601 UTC, as the API writes it (``2026-11-22T16:28:07Z``); sorts as text.
+    timestamp: str
+    rcid: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"timestamp": self.timestamp, "rcid": self.rcid}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Position:
+        return cls(str(data["timestamp"]), int(data["rcid"]))
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where the bot is: the last handled change and the checks it still has to report."""
+
+    wiki: str
+    position: Position | None = None
+    pending: tuple[str, ...] = field(default_factory=tuple)
+    #: Changes handled since the file was created (for logs and the benchmark).
+    handled: int = 0
+
+    def advance(self, position: Position) -> Checkpoint:
+        return replace(self, position=position, handled=self.handled + 1)
+
+    def add_pending(self, check_id: str) -> Checkpoint:
+        if check_id in self.pending:
+            return self
+        return replace(self, pending=(*self.pending, check_id))
+
+    def drop_pending(self, check_ids: set[str]) -> Checkpoint:
+        return replace(self, pending=tuple(c for c in self.pending if c not in check_ids))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"wiki": self.wiki, "position": self.position.to_dict() if self.position else None,
+                "pending": list(self.pending), "handled": self.handled}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+        position = data.get("position")
+        return cls(wiki=str(data["wiki"]), position=Position.from_dict(position) if position else None,
+                   pending=tuple(data.get("pending", ())), handled=int(data.get("handled", 0)))
+
+
+class CheckpointFile:
+    """A JSON checkpoint on disk, replaced atomically on every save."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def load(self, wiki: str) -> Checkpoint:
+        """The saved checkpoint, or an empty one for a first run."""
+        if not self.path.exists():
+            return Checkpoint(wiki)
+        try:
+            checkpoint = Checkpoint.from_dict(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"cannot read the checkpoint {self.path}: {exc}; fix or delete it "
+                                  "(deleting it makes the bot start from the newest change)") from exc
+        if checkpoint.wiki != wiki:
+            raise CheckpointError(f"the checkpoint {self.path} belongs to wiki {checkpoint.wiki!r}, not {wiki!r}")
+        return checkpoint
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(checkpoint.to_dict(), fh, indent=1)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        log.debug("checkpoint %s: %s", self.path, checkpoint.position)

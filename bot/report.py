@@ -1,0 +1,128 @@
+"""The talk-page section: what the bot tells editors about citations that look unsupported.
+
+One section per article and report, written for an editor who has never heard of Side: it
+says first that it is an automated suggestion, then for each citation the Claim, why the
+current Source looks weak (its best passage and score), the Suggestion with its evidence
+sentence and a ready-to-paste citation, and finally how to give feedback or opt out. Text
+quoted from articles and web pages is wrapped in ``<nowiki>`` so it can never expand as
+wikitext (no templates, no signatures, no links injected by a source page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from side.store import ResultRecord
+
+#: Longest quote taken from a claim, passage or evidence sentence.
+MAX_QUOTE_CHARS = 400
+
+
+def nowiki(text: str, limit: int = MAX_QUOTE_CHARS) -> str:
+    """Quote arbitrary text safely inside wikitext."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return "<nowiki>" + text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + "</nowiki>"
+
+
+def _link(url: str, label: str) -> str:
+    label = " ".join((label or "").split()).replace("]", "&#93;").replace("[", "&#91;")
+    url = url.replace(" ", "%20").replace("]", "%5D").replace("[", "%5B")
+    return f"[{url} {nowiki(label, 120)}]" if label else f"[{url}]"
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One citation in a report, with the key that keeps it from being reported twice."""
+
+    result: ResultRecord
+    suggestion_key: str
+
+    @property
+    def claim_text(self) -> str:
+        return self.result.claim_text
+
+    @property
+    def citation_url(self) -> str:
+        return self.result.citation_url
+
+    @property
+    def citation_title(self) -> str:
+        return str((self.result.claim.get("citation") or {}).get("title") or "")
+
+
+@dataclass(frozen=True)
+class TalkReport:
+    """A section ready to post: where, its heading, its body and the edit summary."""
+
+    wiki: str
+    title: str
+    talk_title: str
+    check_id: str
+    revision: int | None
+    heading: str
+    body: str
+    summary: str
+    items: tuple[ReportItem, ...] = field(default_factory=tuple)
+
+    def preview(self) -> str:
+        """What a dry run prints: the page, the summary and the section as it would be saved."""
+        return (f"--- would post to [[{self.talk_title}]] (edit summary: {self.summary})\n"
+                f"== {self.heading} ==\n{self.body}\n--- end of report")
+
+
+def _item_text(n: int, item: ReportItem) -> str:
+    result = item.result
+    lines = [f"=== Citation {n} ===", "; Claim", f": {nowiki(item.claim_text)}",
+             "; Cited source", f": {_link(item.citation_url, item.citation_title)}"]
+    score = f"{result.score:.2f}" if result.score is not None else "n/a"
+    evidence = result.evidence
+    if evidence:
+        lines.append(f": Its best matching passage (support score {score} on a 0–1 scale): "
+                     f"{nowiki(evidence[0].get('text', ''))}")
+    else:
+        lines.append(f": Support score {score} on a 0–1 scale; no passage of the page matched the claim.")
+    if result.reasons:
+        lines.append(": Why it was flagged: " + nowiki("; ".join(result.reasons), 300))
+    if result.suggestions:
+        best = result.suggestions[0]
+        lines += ["; Suggested source",
+                  f": {_link(best['url'], best.get('title') or '')} (support score {float(best.get('score', 0)):.2f})"]
+        sentence = (best.get("evidence") or {}).get("text")
+        if sentence:
+            lines.append(f": Evidence: {nowiki(sentence)}")
+        if best.get("cite"):
+            lines.append(f": Ready to paste: <code>{nowiki(best['cite'], 1000)}</code>")
+    else:
+        lines += ["; Suggested source", (": Side found no better source in its corpus; please look for one "
+                                         "or check that the cited page supports the claim.")]
+    return "\n".join(lines)
+
+
+def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision: int | None,
+                 items: list[ReportItem], dashboard_url: str, run_page: str, feedback_page: str, optout_name: str,
+                 today: date | None = None) -> TalkReport:
+    """Compose the talk-page section for the reportable citations of one check."""
+    if not items:
+        raise ValueError("a report needs at least one citation")
+    today = today or date.today()
+    count = f"{len(items)} citation" + ("s" if len(items) > 1 else "")
+    heading = f"Automated citation check: {count} may not support the text ({today.isoformat()})"
+    diff = f"[[Special:Diff/{revision}|this edit]]" if revision else "a recent edit"
+    intro = (f"''This is an automated suggestion by a bot running [[{feedback_page}|Side]], a citation-"
+             f"verification tool. It can be wrong: please read the sources before changing the article.''\n\n"
+             f"Side read the sources cited in {diff} to [[{title}]] and found {count} whose source does not "
+             "appear to support the sentence it is attached to. A better source is suggested where Side "
+             "found one.")
+    body = [intro, *(_item_text(n, item) for n, item in enumerate(items, 1))]
+    body.append(
+        f"'''Feedback:''' mark each suggestion right or wrong on the [{dashboard_url} Side dashboard], or reply "
+        f"at [[{feedback_page}]]. '''Opt out:''' add <code><nowiki>{{{{bots|optout={optout_name}}}}}</nowiki>"
+        f"</code> to this talk page and the bot will not post here again; anyone can stop the bot everywhere at "
+        f"[[{run_page}]]. ~~~~")
+    summary = (f"Automated citation check of [[{title}]]: {count} may not support the text "
+               f"(suggestion only; opt out with {{{{bots|optout={optout_name}}}}})")
+    return TalkReport(wiki=wiki, title=title, talk_title=talk_title, check_id=check_id, revision=revision,
+                      heading=heading, body="\n\n".join(body), summary=summary, items=tuple(items))
