@@ -151,7 +151,7 @@ class Reporter:
 
         try:
             talk.save(summary=report.summary, section="new", sectiontitle=report.heading, text=report.body,
-                      minor=False, botflag=True, quiet=True)
+                      minor=False, bot=True, quiet=True)
         except pywikibot.exceptions.OtherPageSaveError as exc:  # botMayEdit and kin
             return self._skip(record, f"not saved: {exc}")
         except pywikibot.exceptions.Error as exc:

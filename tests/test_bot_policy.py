@@ -62,7 +62,7 @@ def _claim(text: str, url: str, title: str = "Article") -> Claim:
     return Claim(title, ("History",), text, text, citation)
 
 
-def _finished(store: Store, title: str, revision: int, rows: list[tuple[str, str, float, bool]],
+def finished_check(store: Store, title: str, revision: int, rows: list[tuple[str, str, float, bool]],
               suggest: bool = True) -> str:
     """A done bot check whose citations have the given (claim, url, score, flagged)."""
     claims = [_claim(text, url, title) for text, url, _, _ in rows]
@@ -87,7 +87,7 @@ def store(tmp_path):
 
 
 def test_only_flagged_citations_under_the_threshold_are_reportable(store):
-    check_id = _finished(store, "A", 10, [("Weak.", "http://s/1", 0.05, True), ("Borderline.", "http://s/2", 0.3, True),
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True), ("Borderline.", "http://s/2", 0.3, True),
                                           ("Fine.", "http://s/3", 0.9, False), ("Low, unflagged.", "http://s/4", 0.1, False)])
     reportable = [r.claim_text for r in store.results(check_id) if is_reportable(r, 0.236)]
     assert reportable == ["Weak."]
@@ -95,7 +95,7 @@ def test_only_flagged_citations_under_the_threshold_are_reportable(store):
 
 def test_cap_cooldown_and_dedupe_count_in_the_store(store):
     policy = ReportPolicy(store, "testwiki", daily_cap=2, cooldown_hours=24, posted=True)
-    check_id = _finished(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)])
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)])
     result = store.results(check_id)[0]
     key = result_suggestion_key("testwiki", result)
     assert policy.article_decision("A") and policy.is_new(key) and policy.remaining_today() == 2
@@ -113,15 +113,15 @@ def test_cap_cooldown_and_dedupe_count_in_the_store(store):
 
 
 def test_suggestion_key_is_stable_across_revisions(store):
-    first = store.results(_finished(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)]))[0]
-    again = store.results(_finished(store, "A", 11, [("Weak.", "http://s/1", 0.04, True)]))[0]
-    other = store.results(_finished(store, "A", 12, [("Weak.", "http://s/1", 0.04, True)], suggest=False))[0]
+    first = store.results(finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)]))[0]
+    again = store.results(finished_check(store, "A", 11, [("Weak.", "http://s/1", 0.04, True)]))[0]
+    other = store.results(finished_check(store, "A", 12, [("Weak.", "http://s/1", 0.04, True)], suggest=False))[0]
     assert result_suggestion_key("testwiki", first) == result_suggestion_key("testwiki", again)
     assert result_suggestion_key("testwiki", first) != result_suggestion_key("testwiki", other)
 
 
 def test_report_text_has_every_required_part(store):
-    check_id = _finished(store, "Tower", 42, [("The tower is 330 metres tall.", "http://s/1", 0.05, True)])
+    check_id = finished_check(store, "Tower", 42, [("The tower is 330 metres tall.", "http://s/1", 0.05, True)])
     result = store.results(check_id)[0]
     report = build_report("testwiki", "Tower", "Talk:Tower", check_id, 42,
                           [ReportItem(result, result_suggestion_key("testwiki", result))],
@@ -166,7 +166,7 @@ def test_checkpoint_round_trip_and_atomic_save(tmp_path):
 def test_cooldown_expires(store):
     clock = [datetime(2000, 1, 1)]
     policy = ReportPolicy(store, "testwiki", daily_cap=10, cooldown_hours=24, clock=lambda: clock[0])
-    check_id = _finished(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)])
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)])
     store.record_report("testwiki", "A", check_id, None, "k", "Talk:A", posted=True)
     created = store.last_report("testwiki", "A").created_at
     clock[0] = created + timedelta(hours=23)

@@ -1,0 +1,170 @@
+"""Talk-page reports posted to a real local MediaWiki, under every compliance rule.
+
+The checks are finished by hand in a real SQLite store (the worker is exercised in
+test_bot_e2e.py); everything on the wiki side is real: pywikibot logs in with a BotPassword,
+reads the run page and the talk page, and saves a new section.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import uuid
+from datetime import datetime
+
+import pytest
+from test_bot_policy import finished_check
+
+from bot.reporter import Reporter
+from side.config import BotConfig
+from side.store import Store
+
+RUN_PAGE = "User:TestBot/Run"
+LONG_AGO = datetime(2000, 1, 1)
+WEAK, FINE = ("The bridge opened in 1932.", "http://s.example/1", 0.05, True), \
+             ("The bridge is 500 metres long.", "http://s.example/2", 0.93, False)
+
+
+def sections(text: str | None) -> list[str]:
+    return re.findall(r"^==([^=].*?)==\s*$", text or "", flags=re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def site(mediawiki):
+    return mediawiki.pywikibot_site()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path / 'side.sqlite3'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture()
+def run_page(mediawiki):
+    mediawiki.edit_now(RUN_PAGE, "yes")
+    yield
+    mediawiki.edit_now(RUN_PAGE, "yes")
+
+
+def make_reporter(site, store, post=True, wikis=("testwiki",), **changes) -> Reporter:
+    config = BotConfig(wiki="testwiki", talk_report_wikis=list(wikis), run_page=RUN_PAGE, daily_cap=10,
+                       cooldown_hours=24, **changes)
+    return Reporter(site, store, config, threshold=0.236, public_url="http://127.0.0.1:9/", post=post,
+                    out=io.StringIO())
+
+
+def article(mediawiki) -> str:
+    title = f"Bridge {uuid.uuid4().hex[:8]}"
+    mediawiki.edit(title, "An article.", user="Alice")
+    return title
+
+
+def test_posts_one_section_naming_only_the_weak_citation_and_never_twice(mediawiki, site, store, run_page):
+    title = article(mediawiki)
+    check_id = finished_check(store, title, 100, [WEAK, FINE])
+    reporter = make_reporter(site, store)
+    assert reporter.handle([check_id]) == {check_id}
+    outcome = reporter.outcomes[-1]
+    assert outcome.status == "posted", outcome.reason
+    talk = mediawiki.page_text("Talk:" + title)
+    assert len(sections(talk)) == 1 and "Automated citation check" in sections(talk)[0]
+    assert WEAK[0] in talk and WEAK[1] in talk
+    assert FINE[0] not in talk and FINE[1] not in talk
+    assert "[[User:TestBot|TestBot]]" in talk  # the signature expanded
+    last = mediawiki.revisions("Talk:" + title)[-1]
+    assert last["user"] == "TestBot" and "Automated citation check" in last["comment"]
+
+    # the same check again, and a later revision with the same weak citation: nothing new
+    again = finished_check(store, title, 101, [WEAK, FINE])
+    reporter.handle([check_id, again])
+    assert [o.status for o in reporter.outcomes[-2:]] == ["nothing", "nothing"]
+    assert len(sections(mediawiki.page_text("Talk:" + title))) == 1
+
+
+def test_cooldown_allows_one_section_per_article_per_day(mediawiki, site, store, run_page):
+    title = article(mediawiki)
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [WEAK])])
+    other = ("The bridge was painted red.", "http://s.example/3", 0.02, True)
+    reporter.handle([finished_check(store, title, 101, [other])])
+    assert reporter.outcomes[-1].status == "skipped" and "cooldown" in reporter.outcomes[-1].reason
+    assert len(sections(mediawiki.page_text("Talk:" + title))) == 1
+
+
+@pytest.mark.parametrize("template", ["{{nobots}}", "{{bots|optout=side}}", "{{bots|deny=TestBot}}"])
+def test_excluded_talk_pages_get_nothing(mediawiki, site, store, run_page, template):
+    title = article(mediawiki)
+    before = f"{template}\nEarlier discussion."
+    mediawiki.edit("Talk:" + title, before, user="Alice")
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [WEAK])])
+    assert reporter.outcomes[-1].status == "skipped"
+    assert mediawiki.page_text("Talk:" + title) == before
+    assert store.reports_since("testwiki", LONG_AGO) == 0
+
+
+def test_pywikibot_bot_may_edit_is_honoured_too(mediawiki, site, store, run_page):
+    """{{bots|allow=...}} without this bot, saved through maintenance so the links tables know it."""
+    title = article(mediawiki)
+    mediawiki.edit_now("Talk:" + title, "{{bots|allow=SomeOtherBot}}", user="Alice")
+    import pywikibot
+
+    assert not pywikibot.Page(site, "Talk:" + title).botMayEdit()
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [WEAK])])
+    assert reporter.outcomes[-1].status == "skipped"
+    assert sections(mediawiki.page_text("Talk:" + title)) == []
+
+
+@pytest.mark.parametrize("run_text", ["no", "<!-- set to yes to run -->", None])
+def test_run_page_must_say_yes(mediawiki, site, store, run_page, run_text):
+    if run_text is None:
+        mediawiki.delete(RUN_PAGE)
+    else:
+        mediawiki.edit_now(RUN_PAGE, run_text)
+    title = article(mediawiki)
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [WEAK])])
+    assert reporter.outcomes[-1].status == "skipped" and "run page" in reporter.outcomes[-1].reason
+    assert mediawiki.page_text("Talk:" + title) is None
+
+
+def test_not_enabled_wiki_posts_nothing(mediawiki, site, store, run_page):
+    title = article(mediawiki)
+    reporter = make_reporter(site, store, wikis=())
+    reporter.handle([finished_check(store, title, 100, [WEAK])])
+    assert "not enabled" in reporter.outcomes[-1].reason
+    assert mediawiki.page_text("Talk:" + title) is None
+
+
+def test_dry_run_prints_the_section_once_and_saves_nothing(mediawiki, site, store):
+    title = article(mediawiki)
+    reporter = make_reporter(site, store, post=False, wikis=())
+    check_id = finished_check(store, title, 100, [WEAK, FINE])
+    reporter.handle([check_id])
+    printed = reporter.out.getvalue()
+    assert reporter.outcomes[-1].status == "printed"
+    assert f"would post to [[Talk:{title}]]" in printed and WEAK[0] in printed and FINE[0] not in printed
+    assert mediawiki.page_text("Talk:" + title) is None
+    reporter.handle([check_id])
+    assert reporter.outcomes[-1].status == "nothing"
+    # the dry-run ledger does not count as posted
+    assert store.suggestion_reported("testwiki", reporter.outcomes[0].report.items[0].suggestion_key, posted=False)
+    assert not store.suggestion_reported("testwiki", reporter.outcomes[0].report.items[0].suggestion_key)
+
+
+def test_simulate_goes_through_pywikibot_without_writing(mediawiki, site, store, run_page):
+    from pywikibot import config
+
+    title = article(mediawiki)
+    config.simulate = True
+    try:
+        reporter = make_reporter(site, store)
+        reporter.handle([finished_check(store, title, 100, [WEAK])])
+    finally:
+        config.simulate = False
+    assert reporter.outcomes[-1].status == "simulated"
+    assert mediawiki.page_text("Talk:" + title) is None
+    assert store.reports_since("testwiki", LONG_AGO) == 0
