@@ -1,0 +1,217 @@
+/**
+ * Ties an editor, the service client and the hints panel together.
+ *
+ * After the user stops typing for `debounceMs`, the text is read again; citations whose key
+ * (source + claim sentence) has no result yet are sent in one request, at most `maxClaims`
+ * at a time, one request at a time. Results are kept by key for the whole edit session, so
+ * moving text around or editing other paragraphs sends nothing. After a failure the panel
+ * shows one calm message and the gadget waits (`pauseMs`, or for good when the wiki's
+ * Content-Security-Policy blocks the service) before it tries again.
+ */
+'use strict';
+
+var refs = require( './side-refs.js' );
+var insertion = require( './side-insert.js' );
+
+var PAUSE_AFTER = { 'rate-limited': 60000, unreachable: 30000, timeout: 30000, server: 30000, failed: 30000, csp: Infinity };
+
+/**
+ * @param {Object} o
+ * @param {Object} o.editor See side-editors.js
+ * @param {Object} o.client See side-api.js
+ * @param {Object} o.consent See side-consent.js
+ * @param {Object} o.panel See side-hints.js
+ * @param {Object} o.page wiki, title, revision
+ * @param {Object} o.config debounceMs, maxClaims, dashboardUrl
+ * @param {Function} o.msg Message text
+ * @param {Function} [o.setTimeout]
+ * @param {Function} [o.clearTimeout]
+ * @param {Function} [o.now]
+ * @return {Object} start(), run(), insert( key, suggestion ), show( key )
+ */
+function createController( o ) {
+	var wait = o.setTimeout || setTimeout, cancel = o.clearTimeout || clearTimeout,
+		now = o.now || Date.now,
+		results = {}, sent = {}, failed = {}, inserted = {},
+		timer = null, busy = false, again = false, pausedUntil = 0, uses = [];
+
+	function checkable( all ) {
+		var seen = {};
+		return all.filter( function ( use ) {
+			var fresh = use.url && use.text && !seen[ use.key ];
+			seen[ use.key ] = true;
+			return fresh;
+		} );
+	}
+
+	function refresh() {
+		uses = checkable( refs.findRefs( o.editor.getText() ) );
+		o.panel.render( uses.map( function ( use, index ) {
+			return { key: use.key, number: index + 1, text: use.text, result: results[ use.key ] || null,
+				failed: !!failed[ use.key ], inserted: inserted[ use.key ] };
+		} ) );
+		updateStatus();
+	}
+
+	function updateStatus() {
+		var waiting = uses.filter( function ( use ) {
+			return sent[ use.key ];
+		} ).length;
+		if ( waiting ) {
+			o.panel.setStatus( o.msg( 'side-status-checking', waiting ) );
+		} else if ( uses.length ) {
+			o.panel.setStatus( o.msg( 'side-status-done', uses.length ) );
+		} else {
+			o.panel.setStatus( o.msg( 'side-status-idle' ) );
+		}
+	}
+
+	/* eslint-disable camelcase -- field names of docs/service.md */
+	function payload( batch ) {
+		var body = { wiki: o.page.wiki, title: o.page.title, claims: batch.map( function ( use ) {
+			return { key: use.key, text: use.text, left_context: use.leftContext, section: use.section,
+				url: use.url, citation_title: use.title || '' };
+		} ) };
+		if ( o.page.revision ) {
+			body.revision = o.page.revision;
+		}
+		return body;
+	}
+	/* eslint-enable camelcase */
+
+	function dashboardFor( check ) {
+		if ( o.config.dashboardUrl ) {
+			return o.config.dashboardUrl.replace( '$1', encodeURIComponent( o.page.wiki ) )
+				.replace( '$2', encodeURIComponent( o.page.title.replace( / /g, '_' ) ) );
+		}
+		return check && check.dashboard_url;
+	}
+
+	function finish( batch, check ) {
+		( check.results || [] ).forEach( function ( result ) {
+			results[ result.client_key ] = result;
+		} );
+		batch.forEach( function ( use ) {
+			failed[ use.key ] = !results[ use.key ];
+		} );
+		o.panel.clearError();
+		o.panel.setDashboard( dashboardFor( check ) );
+	}
+
+	function fail( batch, error ) {
+		o.panel.setError( error.code, error.detail );
+		pausedUntil = now() + ( PAUSE_AFTER[ error.code ] || 0 );
+		if ( error.code === 'rejected' ) {
+			// The same claims would be refused again: keep them out of later requests.
+			batch.forEach( function ( use ) {
+				failed[ use.key ] = true;
+			} );
+		}
+	}
+
+	/* Read the text, show it, and send what has no result yet (if allowed). */
+	function run() {
+		var batch;
+		timer = null;
+		if ( o.consent.state() !== 'granted' ) {
+			return;
+		}
+		refresh();
+		if ( busy ) {
+			again = true;
+			return;
+		}
+		batch = uses.filter( function ( use ) {
+			return !results[ use.key ] && !failed[ use.key ];
+		} ).slice( 0, o.config.maxClaims || 50 );
+		if ( !batch.length || now() < pausedUntil ) {
+			return;
+		}
+		busy = true;
+		batch.forEach( function ( use ) {
+			sent[ use.key ] = true;
+		} );
+		updateStatus();
+		o.client.submit( payload( batch ) ).then( function ( check ) {
+			finish( batch, check );
+			settle( batch );
+		}, function ( error ) {
+			fail( batch, error );
+			settle( batch );
+		} );
+	}
+
+	/* A request ended: show the results and go on with what is still unchecked. */
+	function settle( batch ) {
+		busy = false;
+		batch.forEach( function ( use ) {
+			delete sent[ use.key ];
+		} );
+		refresh();
+		if ( now() >= pausedUntil && ( again || uses.some( function ( use ) {
+			return !results[ use.key ] && !failed[ use.key ];
+		} ) ) ) {
+			schedule( 0 );
+		}
+		again = false;
+	}
+
+	function schedule( delay ) {
+		if ( timer !== null ) {
+			cancel( timer );
+		}
+		timer = wait( run, delay === undefined ? o.config.debounceMs : delay );
+	}
+
+	function consentGiven( granted ) {
+		o.consent.set( granted ? 'granted' : 'declined' );
+		if ( granted ) {
+			run();
+		} else {
+			o.panel.showOff();
+		}
+	}
+
+	function insert( key, suggestion ) {
+		var plan = insertion.planInsertion( o.editor.getText(), key, suggestion );
+		if ( plan.error ) {
+			// Messages: side-insert-missing, side-insert-duplicate
+			o.panel.notify( 'side-insert-' + plan.error );
+			return;
+		}
+		o.editor.insert( plan.offset, plan.text );
+		inserted[ key ] = inserted[ key ] || {};
+		inserted[ key ][ suggestion.url ] = true;
+		refresh();
+		schedule();
+	}
+
+	function show( key ) {
+		var i, all = refs.findRefs( o.editor.getText() );
+		for ( i = 0; i < all.length; i++ ) {
+			if ( all[ i ].key === key ) {
+				o.editor.select( all[ i ].start, all[ i ].end );
+				return;
+			}
+		}
+	}
+
+	function start() {
+		o.editor.onChange( function () {
+			schedule();
+		} );
+		if ( o.consent.state() === 'granted' ) {
+			run();
+		} else if ( o.consent.state() === 'declined' ) {
+			o.panel.showOff();
+		} else {
+			o.panel.showConsent( o.client.origin );
+		}
+	}
+
+	return { start: start, run: run, insert: insert, show: show, consentGiven: consentGiven };
+}
+
+module.exports = {
+	createController: createController
+};

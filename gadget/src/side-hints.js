@@ -1,0 +1,223 @@
+/**
+ * The hints panel under the editor: one row per citation with its verdict, the evidence
+ * sentence, and for weak citations the better sources with an "Insert citation" button.
+ * Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in Vector 2022
+ * without loading Vue; side.css adds the few layout rules.
+ *
+ * The panel never calls the service or edits text: it reports clicks to the controller.
+ */
+'use strict';
+
+var VERDICT_MESSAGES = {
+	supported: 'side-verdict-supported',
+	unclear: 'side-verdict-unclear',
+	fails: 'side-verdict-fails',
+	pending: 'side-verdict-pending',
+	none: 'side-verdict-none'
+};
+/* Codex button classes: 0.x (MediaWiki 1.39) used --type-*, later releases use --weight-*. */
+var BUTTON_CLASSES = {
+	primary: 'cdx-button--action-progressive cdx-button--type-primary cdx-button--weight-primary',
+	normal: 'cdx-button--framed',
+	quiet: 'cdx-button--type-quiet cdx-button--weight-quiet'
+};
+var ERROR_MESSAGES = {
+	unreachable: 'side-error-unreachable',
+	csp: 'side-error-csp',
+	timeout: 'side-error-timeout',
+	'rate-limited': 'side-error-rate-limited',
+	rejected: 'side-error-rejected',
+	server: 'side-error-server',
+	failed: 'side-error-failed'
+};
+
+/**
+ * @param {Object} options
+ * @param {Document} options.document
+ * @param {Function} options.msg ( key, ...params ) -> plain text
+ * @param {Function} options.onConsent ( granted: boolean )
+ * @param {Function} options.onInsert ( key, suggestion )
+ * @param {Function} options.onShow ( key ) Select the citation in the text
+ * @return {Object} The panel
+ */
+function createPanel( options ) {
+	var doc = options.document, msg = options.msg,
+		root = el( 'div', 'side-panel', null, { role: 'region', 'aria-label': msg( 'side-title' ) } ),
+		header = el( 'div', 'side-panel__header' ),
+		status = el( 'span', 'side-panel__status', '', { 'aria-live': 'polite' } ),
+		dashboard = el( 'a', 'side-panel__dashboard', msg( 'side-dashboard' ), { target: '_blank', rel: 'noopener' } ),
+		notice = el( 'div', 'side-panel__notice' ),
+		list = el( 'ol', 'side-panel__list' );
+
+	function el( tag, className, text, attributes ) {
+		var node = doc.createElement( tag );
+		if ( className ) {
+			node.className = className;
+		}
+		if ( text !== null && text !== undefined ) {
+			node.textContent = text;
+		}
+		Object.keys( attributes || {} ).forEach( function ( name ) {
+			node.setAttribute( name, attributes[ name ] );
+		} );
+		return node;
+	}
+
+	function button( text, className, weight, onClick ) {
+		var node = el( 'button', 'cdx-button ' + BUTTON_CLASSES[ weight ] + ' ' + className, text, { type: 'button' } );
+		node.addEventListener( 'click', onClick );
+		return node;
+	}
+
+	function message( type, text, extra ) {
+		var box = el( 'div', 'cdx-message cdx-message--block cdx-message--' + type, null,
+				{ role: type === 'error' || type === 'warning' ? 'alert' : 'status' } ),
+			content = el( 'div', 'cdx-message__content' );
+		content.appendChild( el( 'p', null, text ) );
+		( extra || [] ).forEach( function ( node ) {
+			content.appendChild( node );
+		} );
+		box.appendChild( el( 'span', 'cdx-message__icon' ) );
+		box.appendChild( content );
+		return box;
+	}
+
+	function setNotice( node ) {
+		notice.textContent = '';
+		if ( node ) {
+			notice.appendChild( node );
+		}
+	}
+
+	header.appendChild( el( 'strong', 'side-panel__title', msg( 'side-title' ) ) );
+	header.appendChild( status );
+	header.appendChild( dashboard );
+	dashboard.hidden = true;
+	root.appendChild( header );
+	root.appendChild( notice );
+	root.appendChild( list );
+
+	function showConsent( origin ) {
+		list.textContent = '';
+		setStatus( '' );
+		setNotice( message( 'notice', msg( 'side-consent-text', origin ), [
+			button( msg( 'side-consent-allow' ), 'side-consent-allow', 'primary', function () {
+				setNotice( null );
+				options.onConsent( true );
+			} ),
+			button( msg( 'side-consent-decline' ), 'side-consent-decline', 'normal', function () {
+				options.onConsent( false );
+			} )
+		] ) );
+	}
+
+	function showOff() {
+		list.textContent = '';
+		setStatus( msg( 'side-off' ) );
+		setNotice( button( msg( 'side-turn-on' ), 'side-turn-on', 'normal', function () {
+			setNotice( null );
+			options.onConsent( true );
+		} ) );
+	}
+
+	function setStatus( text ) {
+		status.textContent = text;
+	}
+
+	function setError( code, detail ) {
+		var key = ERROR_MESSAGES[ code ] || ERROR_MESSAGES.server;
+		// Messages: side-error-unreachable, side-error-csp, side-error-timeout,
+		// side-error-rate-limited, side-error-rejected, side-error-server, side-error-failed
+		setNotice( message( code === 'csp' ? 'error' : 'warning', msg( key, detail || '' ) ) );
+		root.setAttribute( 'data-side-error', code );
+	}
+
+	function clearError() {
+		if ( root.hasAttribute( 'data-side-error' ) ) {
+			root.removeAttribute( 'data-side-error' );
+			setNotice( null );
+		}
+	}
+
+	function setDashboard( url ) {
+		dashboard.hidden = !url;
+		if ( url ) {
+			dashboard.href = url;
+		}
+	}
+
+	function suggestionRow( item, suggestion ) {
+		var row = el( 'li', 'side-suggestion' ), link = el( 'a', 'side-suggestion__link',
+				suggestion.title || suggestion.url, { href: suggestion.url, target: '_blank', rel: 'noopener nofollow' } ),
+			inserted = item.inserted && item.inserted[ suggestion.url ],
+			insert = button( msg( inserted ? 'side-inserted' : 'side-insert' ), 'side-insert', 'primary', function () {
+				options.onInsert( item.key, suggestion );
+			} );
+		insert.disabled = !!inserted;
+		row.appendChild( link );
+		if ( suggestion.evidence && suggestion.evidence.text ) {
+			row.appendChild( el( 'q', 'side-suggestion__evidence', suggestion.evidence.text ) );
+		}
+		row.appendChild( insert );
+		return row;
+	}
+
+	function hintRow( item ) {
+		var result = item.result, verdict = result ? result.verdict : ( item.failed ? 'none' : 'pending' ),
+			row = el( 'li', 'side-hint side-hint--' + verdict, null, { 'data-side-key': item.key, 'data-side-verdict': verdict } ),
+			head = el( 'div', 'side-hint__head' ), evidence, suggestions;
+		// Messages: side-verdict-supported, side-verdict-unclear, side-verdict-fails,
+		// side-verdict-pending, side-verdict-none
+		head.appendChild( el( 'span', 'side-verdict side-verdict--' + verdict,
+			msg( VERDICT_MESSAGES[ verdict ] ) ) );
+		head.appendChild( button( msg( 'side-show', item.number ), 'side-show', 'quiet', function () {
+			options.onShow( item.key );
+		} ) );
+		head.appendChild( el( 'q', 'side-hint__claim', item.text ) );
+		row.appendChild( head );
+		if ( result ) {
+			evidence = result.evidence && result.evidence[ 0 ] && result.evidence[ 0 ].text;
+			row.appendChild( el( 'div', 'side-hint__evidence', evidence ?
+				msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) ) );
+		}
+		if ( result && verdict !== 'supported' && result.suggestions && result.suggestions.length ) {
+			row.appendChild( el( 'div', 'side-hint__label', msg( 'side-suggestions' ) ) );
+			suggestions = el( 'ul', 'side-hint__suggestions' );
+			result.suggestions.forEach( function ( suggestion ) {
+				suggestions.appendChild( suggestionRow( item, suggestion ) );
+			} );
+			row.appendChild( suggestions );
+		}
+		return row;
+	}
+
+	/**
+	 * Show the citations (in text order) and the state of each.
+	 *
+	 * @param {Array.<Object>} items key, number, text, result (or null), failed, inserted
+	 */
+	function render( items ) {
+		list.textContent = '';
+		items.forEach( function ( item ) {
+			list.appendChild( hintRow( item ) );
+		} );
+	}
+
+	return {
+		element: root,
+		showConsent: showConsent,
+		showOff: showOff,
+		setStatus: setStatus,
+		setError: setError,
+		clearError: clearError,
+		setDashboard: setDashboard,
+		render: render,
+		notify: function ( key ) {
+			setNotice( message( 'notice', msg( key ) ) );
+		}
+	};
+}
+
+module.exports = {
+	createPanel: createPanel
+};

@@ -1,0 +1,110 @@
+/**
+ * Side gadget entry point: citation verdicts and better sources next to the wikitext editor.
+ *
+ * Starts in the source editor (hook "wikipage.editform", WikiEditor or plain textarea) and in
+ * the 2017 wikitext editor (hook "ve.activationComplete", source mode only), on wikitext pages
+ * of the configured namespaces. Configuration: side-config.json (the wiki's copy), then
+ * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md).
+ * Nothing here may break the editor: every callback runs guarded, errors are only logged.
+ */
+'use strict';
+
+var api = require( './side-api.js' );
+var consent = require( './side-consent.js' );
+var controllers = require( './side-controller.js' );
+var editors = require( './side-editors.js' );
+var hints = require( './side-hints.js' );
+var defaults = require( './side-config.json' );
+var messages = require( './side-messages.json' );
+
+var started = false;
+
+function guarded( fn ) {
+	return function () {
+		try {
+			return fn.apply( this, arguments );
+		} catch ( error ) {
+			mw.log.error( error );
+		}
+	};
+}
+
+function msg() {
+	return mw.message.apply( mw, arguments ).text();
+}
+
+function readConfig() {
+	var config = $.extend( {}, defaults );
+	if ( mw.config.get( 'wgSideApiUrl' ) ) {
+		config.apiUrl = mw.config.get( 'wgSideApiUrl' );
+	}
+	return $.extend( config, window.sideGadgetConfig || {} );
+}
+
+function isSupportedPage( config ) {
+	return mw.config.get( 'wgPageContentModel' ) === 'wikitext' &&
+		config.namespaces.indexOf( mw.config.get( 'wgNamespaceNumber' ) ) !== -1;
+}
+
+/**
+ * Start the gadget on one editor.
+ *
+ * @param {Object} editor See side-editors.js
+ * @param {Object} config
+ */
+function setup( editor, config ) {
+	var controller, panel, client;
+	client = api.createClient( { baseUrl: config.apiUrl, $: $, document: document,
+		timeoutMs: config.timeoutMs, pollMs: config.pollMs, maxWaitMs: config.maxWaitMs,
+		setTimeout: function ( fn, ms ) {
+			return setTimeout( guarded( fn ), ms );
+		} } );
+	panel = hints.createPanel( {
+		document: document,
+		msg: msg,
+		onConsent: guarded( function ( granted ) {
+			controller.consentGiven( granted );
+		} ),
+		onInsert: guarded( function ( key, suggestion ) {
+			controller.insert( key, suggestion );
+		} ),
+		onShow: guarded( function ( key ) {
+			controller.show( key );
+		} )
+	} );
+	controller = controllers.createController( {
+		editor: editor, client: client, panel: panel, config: config, msg: msg,
+		consent: consent.createConsent( { user: mw.user, storage: mw.storage, api: function () {
+			return new mw.Api();
+		} } ),
+		page: { wiki: config.wiki || mw.config.get( 'wgDBname' ),
+			title: mw.config.get( 'wgPageName' ).replace( /_/g, ' ' ),
+			revision: mw.config.get( 'wgCurRevisionId' ) || 0 },
+		setTimeout: function ( fn, ms ) {
+			return setTimeout( guarded( fn ), ms );
+		}
+	} );
+	editor.mount( panel.element );
+	controller.start();
+	mw.hook( 'side.ready' ).fire( controller, panel );
+}
+
+mw.messages.set( messages );
+
+mw.hook( 'wikipage.editform' ).add( guarded( function ( $form ) {
+	// eslint-disable-next-line es-x/no-array-prototype-find -- jQuery#find
+	var config = readConfig(), $textarea = $form.find( '#wpTextbox1' );
+	if ( started || !$textarea.length || !isSupportedPage( config ) ) {
+		return;
+	}
+	started = true;
+	setup( editors.textareaEditor( $textarea ), config );
+} ) );
+
+mw.hook( 've.activationComplete' ).add( guarded( function () {
+	var config = readConfig(), surface = window.ve && window.ve.init.target.getSurface();
+	if ( !surface || surface.getMode() !== 'source' || !isSupportedPage( config ) ) {
+		return;
+	}
+	setup( editors.veSourceEditor( surface, window.ve.Range ), config );
+} ) );

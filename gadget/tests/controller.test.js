@@ -1,0 +1,197 @@
+'use strict';
+
+const $ = require( 'jquery' );
+const { createController } = require( '../src/side-controller.js' );
+const { createPanel } = require( '../src/side-hints.js' );
+const { findRefs } = require( '../src/side-refs.js' );
+const { SideError } = require( '../src/side-api.js' );
+const messages = require( '../i18n/en.json' );
+const { format } = require( './helpers/mw.js' );
+
+const GOOD = 'Alsea operates Starbucks stores in Mexico.<ref>{{cite web |url=https://example.org/good |title=Good}}</ref>';
+const BAD = ' Alsea was founded on the Moon in 1850.<ref>[https://example.org/bad Bad source]</ref>';
+const NO_URL = ' It is large.<ref>Annual report, p. 4.</ref>';
+const TEXT = GOOD + BAD + NO_URL;
+const SUGGESTION = { url: 'https://news.example.org/alsea', title: 'Alsea history', score: 0.9,
+	evidence: { text: 'Alsea was founded in Mexico City in 1997.' },
+	cite: '{{cite web |url=https://news.example.org/alsea |title=Alsea history}}' };
+
+function msg( key, ...params ) {
+	return format( messages[ key ], params );
+}
+
+const flush = () => new Promise( ( resolve ) => {
+	setTimeout( resolve, 10 );
+} );
+
+function result( key, verdict, extra = {} ) {
+	return Object.assign( { client_key: key, verdict, flagged: verdict === 'fails', suggestions: [],
+		evidence: [ { text: `Evidence for ${ verdict }.`, score: 0.9 } ] }, extra );
+}
+
+/* An editor over a string, as side-editors.js provides for a textarea. */
+function fakeEditor( text ) {
+	const handlers = [];
+	return {
+		text,
+		selection: null,
+		getText() {
+			return this.text;
+		},
+		insert( offset, inserted ) {
+			this.text = this.text.slice( 0, offset ) + inserted + this.text.slice( offset );
+		},
+		select( start, end ) {
+			this.selection = [ start, end ];
+		},
+		onChange: ( handler ) => handlers.push( handler ),
+		type( newText ) {
+			this.text = newText;
+			handlers.forEach( ( handler ) => handler() );
+		},
+		mount: ( element ) => document.body.appendChild( element )
+	};
+}
+
+/* A service that answers each submit from a queue of functions ( payload ) -> check | SideError. */
+function fakeClient( answers ) {
+	const client = { origin: 'http://127.0.0.1:8765', payloads: [] };
+	client.submit = ( payload ) => {
+		client.payloads.push( payload );
+		const answer = answers.shift()( payload );
+		const deferred = $.Deferred();
+		setTimeout( () => ( answer instanceof SideError ? deferred.reject( answer ) : deferred.resolve( answer ) ), 0 );
+		return deferred.promise();
+	};
+	return client;
+}
+
+function setup( { consent = 'unknown', answers = [], text = TEXT } = {} ) {
+	document.body.innerHTML = '';
+	const state = { value: consent };
+	const editor = fakeEditor( text );
+	const client = fakeClient( answers );
+	const handlers = {};
+	const panel = createPanel( { document, msg,
+		onConsent: ( granted ) => handlers.controller.consentGiven( granted ),
+		onInsert: ( key, suggestion ) => handlers.controller.insert( key, suggestion ),
+		onShow: ( key ) => handlers.controller.show( key ) } );
+	const controller = handlers.controller = createController( { editor, client, panel, msg,
+		consent: { state: () => state.value, set: ( value ) => {
+			state.value = value;
+		} },
+		page: { wiki: 'testwiki', title: 'Alsea (company)', revision: 42 },
+		config: { debounceMs: 0, maxClaims: 50 } } );
+	mountAndStart( editor, panel, controller );
+	return { editor, client, panel, controller, state };
+}
+
+function mountAndStart( editor, panel, controller ) {
+	editor.mount( panel.element );
+	controller.start();
+}
+
+const hint = ( verdict ) => document.querySelector( `.side-hint[data-side-verdict="${ verdict }"]` );
+const click = ( selector ) => document.querySelector( selector ).click();
+
+describe( 'the hints controller', () => {
+	const [ good, bad ] = findRefs( TEXT );
+
+	it( 'asks for consent first and sends nothing before it', async () => {
+		const { client, state } = setup();
+		expect( document.querySelector( '.side-panel__notice' ).textContent ).toContain( 'http://127.0.0.1:8765' );
+		await flush();
+		expect( client.payloads ).toHaveLength( 0 );
+		click( '.side-consent-decline' );
+		expect( state.value ).toBe( 'declined' );
+		expect( document.querySelector( '.side-turn-on' ) ).not.toBeNull();
+		expect( client.payloads ).toHaveLength( 0 );
+	} );
+
+	it( 'after consent, sends the citations with a URL and shows each verdict', async () => {
+		const { client, state } = setup( { answers: [ ( payload ) => ( {
+			id: 'c1', status: 'done', dashboard_url: 'http://127.0.0.1:8765/dashboard/checks/c1',
+			results: [ result( payload.claims[ 0 ].key, 'supported' ),
+				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ) ] } );
+		click( '.side-consent-allow' );
+		expect( state.value ).toBe( 'granted' );
+		expect( hint( 'pending' ) ).not.toBeNull();
+		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( 'Checking 2 citations…' );
+		await flush();
+		expect( client.payloads ).toEqual( [ {
+			wiki: 'testwiki', title: 'Alsea (company)', revision: 42,
+			claims: [
+				{ key: good.key, text: 'Alsea operates Starbucks stores in Mexico.', left_context: good.leftContext,
+					section: [], url: 'https://example.org/good', citation_title: 'Good' },
+				{ key: bad.key, text: 'Alsea was founded on the Moon in 1850.', left_context: bad.leftContext,
+					section: [], url: 'https://example.org/bad', citation_title: 'Bad source' }
+			]
+		} ] );
+		expect( hint( 'supported' ).getAttribute( 'data-side-key' ) ).toBe( good.key );
+		expect( hint( 'supported' ).querySelector( '.side-insert' ) ).toBeNull();
+		expect( hint( 'fails' ).textContent ).toContain( 'Likely fails verification' );
+		expect( hint( 'fails' ).textContent ).toContain( 'Source says: “Evidence for fails.”' );
+		expect( hint( 'fails' ).querySelector( '.side-suggestion__link' ).href ).toBe( SUGGESTION.url );
+		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe( 'http://127.0.0.1:8765/dashboard/checks/c1' );
+		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( '2 citations with a link.' );
+	} );
+
+	it( 'inserts the suggestion after the weak citation and checks only what changed', async () => {
+		const { editor, client } = setup( { consent: 'granted', answers: [
+			( payload ) => ( { id: 'c1', status: 'done', results: [ result( payload.claims[ 0 ].key, 'supported' ),
+				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ),
+			( payload ) => ( { id: 'c2', status: 'done', results: payload.claims.map( ( claim ) => result( claim.key, 'supported' ) ) } )
+		] } );
+		await flush();
+		click( '.side-hint[data-side-verdict="fails"] .side-insert' );
+		expect( editor.text ).toBe( GOOD + BAD + `<ref>${ SUGGESTION.cite }</ref>` + NO_URL );
+		expect( hint( 'fails' ).querySelector( '.side-insert' ).disabled ).toBe( true );
+		expect( hint( 'fails' ).querySelector( '.side-insert' ).textContent ).toBe( 'Inserted' );
+		await flush();
+		await flush();
+		expect( client.payloads ).toHaveLength( 2 );
+		expect( client.payloads[ 1 ].claims.map( ( claim ) => claim.url ) ).toEqual( [ SUGGESTION.url ] );
+		expect( document.querySelectorAll( '.side-hint' ) ).toHaveLength( 3 );
+	} );
+
+	it( 'selects a citation in the text', async () => {
+		const { editor } = setup( { consent: 'granted', answers: [ () => ( { id: 'c', status: 'done', results: [] } ) ] } );
+		await flush();
+		document.querySelectorAll( '.side-show' )[ 1 ].click();
+		expect( editor.selection ).toEqual( [ bad.start, bad.end ] );
+	} );
+
+	it( 'shows one calm message when the service is down and waits before trying again', async () => {
+		const { editor, client, panel } = setup( { consent: 'granted', answers: [
+			() => new SideError( 'unreachable', 'http://127.0.0.1:8765' ) ] } );
+		await flush();
+		expect( panel.element.getAttribute( 'data-side-error' ) ).toBe( 'unreachable' );
+		expect( document.querySelectorAll( '.cdx-message' ) ).toHaveLength( 1 );
+		expect( document.querySelector( '.cdx-message' ).textContent ).toContain( 'cannot be reached' );
+		editor.type( TEXT + ' More text.' );
+		await flush();
+		expect( client.payloads ).toHaveLength( 1 );
+		expect( document.querySelectorAll( '.side-hint' ) ).toHaveLength( 2 );
+	} );
+
+	it( 'names the CSP as the cause when the browser blocked the request', async () => {
+		setup( { consent: 'granted', answers: [ () => new SideError( 'csp', 'http://127.0.0.1:8765' ) ] } );
+		await flush();
+		const message = document.querySelector( '.cdx-message--error' );
+		expect( message.textContent ).toContain( 'Content-Security-Policy' );
+		expect( message.textContent ).toContain( 'http://127.0.0.1:8765' );
+	} );
+
+	it( 'does not resend claims the service refused', async () => {
+		const { editor, client } = setup( { consent: 'granted', answers: [
+			() => new SideError( 'rejected', 'bad claims' ),
+			() => ( { id: 'c', status: 'done', results: [] } ) ] } );
+		await flush();
+		editor.type( TEXT );
+		await flush();
+		expect( client.payloads ).toHaveLength( 1 );
+		expect( hint( 'pending' ) ).toBeNull();
+		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
+		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked' );
+	} );
+} );
