@@ -105,6 +105,19 @@ def job_status(queue: Queue, check_id: str) -> str | None:
     return None if status is None else str(status.value if isinstance(status, JobStatus) else status)
 
 
+def delete_job(job: Job) -> None:
+    """Delete a finished or failed job with its results and registry entries.
+
+    RQ 3.0's ``Job.delete`` raises ValueError when the job's execution list names an execution
+    whose hash already expired (a job abandoned by a killed worker); the list is dropped then.
+    """
+    try:
+        job.delete()
+    except ValueError:
+        job.connection.delete(job.execution_registry.key)
+        job.delete()
+
+
 def enqueue_check(queue: Queue, record: CheckRecord, config: ServiceConfig) -> bool:
     """Put a check's job on the queue unless one is pending; True when this call queued it.
 
@@ -115,7 +128,7 @@ def enqueue_check(queue: Queue, record: CheckRecord, config: ServiceConfig) -> b
     if job is not None:
         if job.get_status(refresh=False) in PENDING_STATUSES:
             return False
-        job.delete()
+        delete_job(job)
     job = queue.create_job(JOB_FUNC, args=(record.id,), job_id=record.id, timeout=config.job_timeout_s,
                            result_ttl=RESULT_TTL_S, failure_ttl=FAILURE_TTL_S, retry=retry_policy(config),
                            description=f"check {record.wiki}:{record.title}@{record.revision} "
