@@ -50,10 +50,10 @@ class QueueFilters:
     page: int = 1
 
     def store_kwargs(self) -> dict[str, Any]:
-        return dict(wiki=self.wiki or None, label=self.label or None,
-                    review_status=None if self.status == "all" else self.status,
-                    min_score=self.min_score, max_score=self.max_score,
-                    since=_midnight(self.since), until=_midnight(self.until, days=1))
+        return {"wiki": self.wiki or None, "label": self.label or None,
+                "review_status": None if self.status == "all" else self.status,
+                "min_score": self.min_score, "max_score": self.max_score,
+                "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
 
     def query(self, **changes: Any) -> dict[str, Any]:
         """Query-string values of these filters (for pagination links)."""

@@ -15,9 +15,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Response, jsonify
+from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.backend.present import MODEL_FILES, model_dir
 from gadget.backend.services import Services, services
+from side.errors import SideError
 from workers.health import queue_health
 
 log = logging.getLogger(__name__)
@@ -31,7 +33,7 @@ HEARTBEAT_MAX_AGE_S = 600
 def database_health(svc: Services) -> dict[str, Any]:
     try:
         return {"ok": True, "schema": svc.store.ping()}
-    except Exception as exc:  # any driver error means "down"; the message says which
+    except (SQLAlchemyError, SideError) as exc:
         log.warning("healthz: database unreachable: %s", exc)
         return {"ok": False, "error": str(exc).splitlines()[0][:300]}
 

@@ -19,8 +19,10 @@ from flask import Blueprint, Flask, Response, current_app, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.backend.services import Services
+from side.errors import SideError
 from workers.health import registry_counts
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ class StateCollector(Collector):
         try:
             counts = self.svc.store.count_checks()
             flagged = self.svc.store.count_flagged()
-        except Exception as exc:  # a scrape must not fail because one part is down
+        except (SQLAlchemyError, SideError) as exc:  # a scrape must not fail because one part is down
             log.warning("metrics: store unavailable: %s", exc)
             up.add_metric(["database"], 0)
             return

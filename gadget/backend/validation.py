@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Request
 
@@ -39,13 +38,28 @@ FEEDBACK_FIELDS = {"result_id", "action", "reason", "suggestion_url", "user", "c
 
 _WIKI = re.compile(WIKI_PATTERN)
 _CHECK_ID = re.compile(CHECK_ID_PATTERN)
-#: Control characters (tab, newline and carriage return aside) and lone surrogates, which
-#: ``json.loads`` lets through and no database can store.
-CONTROL_CLASS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff"
+# Character classes are written once and shared with the OpenAPI document, whose patterns are
+# ECMA-262 regexes: so ``\s`` (which means different sets in Python and ECMA) is never used.
+#: Control characters (tab, newline and carriage return aside).
+CONTROL_ASCII = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+#: ... and lone surrogates, which ``json.loads`` lets through and no database can store.
+CONTROL_CLASS = CONTROL_ASCII + r"\ud800-\udfff"
 _CONTROL = re.compile(f"[{CONTROL_CLASS}]")
+#: White space as ECMA-262 defines ``\s``.
+WHITESPACE = r"\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+WHITESPACE_CHARS = "".join(chr(c) for c in (9, 10, 11, 12, 13, 32, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                                            0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF))
+_VISIBLE = re.compile(f"[^{WHITESPACE}{CONTROL_CLASS}]")
+_SPACES = re.compile(f"[{WHITESPACE}_]+")
 #: Characters MediaWiki refuses in titles, plus every line break and tab.
-TITLE_ILLEGAL_CLASS = CONTROL_CLASS + r"\t\n\r#<>\[\]|{}"
+TITLE_ILLEGAL_ASCII = CONTROL_ASCII + r"\t\n\r#<>\[\]|{}"
+TITLE_ILLEGAL_CLASS = TITLE_ILLEGAL_ASCII + r"\ud800-\udfff"
 _TITLE_ILLEGAL = re.compile(f"[{TITLE_ILLEGAL_CLASS}]")
+#: An http(s) URL with a host (no credentials), an optional port, and no white space or
+#: control characters; the OpenAPI document publishes this same pattern.
+URL_PATTERN = (f"^https?://[^{WHITESPACE}/?#@:\\[\\]\\\\{CONTROL_ASCII}]+(:[0-9]{{1,5}})?"
+               f"([/?#][^{WHITESPACE}{CONTROL_ASCII}]*)?$")
+_URL = re.compile(URL_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -117,11 +131,16 @@ def text(data: dict[str, Any], name: str, limit: int, required: bool = False, wh
         raise bad(field, "must be a string")
     if len(value) > limit:
         raise bad(field, f"is longer than {limit} characters")
-    if required and not value.strip():
+    if required and not _VISIBLE.search(value):
         raise bad(field, "must not be empty")
     if _CONTROL.search(value) or (not multiline and ("\n" in value or "\r" in value)):
         raise bad(field, "contains control characters" + ("" if multiline else " or line breaks"))
     return value
+
+
+def trim(value: str) -> str:
+    """Strip the white space the OpenAPI patterns call white space (ECMA's ``\\s``)."""
+    return value.strip(WHITESPACE_CHARS)
 
 
 def integer(data: dict[str, Any], name: str, minimum: int = 0, required: bool = False) -> int | None:
@@ -138,15 +157,11 @@ def integer(data: dict[str, Any], name: str, minimum: int = 0, required: bool = 
 
 
 def is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in {"http", "https"} and bool(parts.hostname) and " " not in value
+    return bool(_URL.match(value))
 
 
 def url(data: dict[str, Any], name: str, where: str = "") -> str:
-    value = text(data, name, MAX_URL, where=where).strip()
+    value = text(data, name, MAX_URL, where=where)
     if value and not is_http_url(value):
         raise bad(f"{where}{name}", "must be an http(s) URL")
     return value
@@ -160,13 +175,16 @@ def wiki_id(value: Any, field: str = "wiki") -> str:
 
 def page_title(value: Any, field: str = "title") -> str:
     """A page title as MediaWiki allows it (no ``#<>[]|{}``), underscores read as spaces."""
-    if not isinstance(value, str) or not value.strip():
-        raise bad(field, "must be a non-empty string")
+    if not isinstance(value, str):
+        raise bad(field, "must be a string")
     if len(value) > MAX_TITLE:
         raise bad(field, f"is longer than {MAX_TITLE} characters")
     if _TITLE_ILLEGAL.search(value):
         raise bad(field, "contains characters MediaWiki titles cannot have")
-    return " ".join(value.replace("_", " ").split())
+    title = _SPACES.sub(" ", value).strip(" ")
+    if not title:
+        raise bad(field, "must not be empty")
+    return title
 
 
 def is_check_id(value: str) -> bool:
@@ -192,11 +210,11 @@ def claim_input(item: Any, index: int) -> ClaimInput:
     reject_unknown(item, CLAIM_FIELDS, f"claims[{index}]")
     return ClaimInput(
         key=text(item, "key", MAX_KEY, where=where) or str(index),
-        text=text(item, "text", MAX_TEXT, required=True, where=where, multiline=True).strip(),
-        left_context=text(item, "left_context", MAX_CONTEXT, where=where, multiline=True).strip(),
+        text=trim(text(item, "text", MAX_TEXT, required=True, where=where, multiline=True)),
+        left_context=trim(text(item, "left_context", MAX_CONTEXT, where=where, multiline=True)),
         section=_sections(item, where),
         url=url(item, "url", where=where),
-        citation_title=text(item, "citation_title", MAX_CITATION_TITLE, where=where).strip(),
+        citation_title=trim(text(item, "citation_title", MAX_CITATION_TITLE, where=where)),
     )
 
 
@@ -213,8 +231,8 @@ def check_input(data: dict[str, Any], max_body_bytes: int) -> CheckInput:
     reject_unknown(data, CHECK_FIELDS)
     if ("claims" in data) == ("wikitext" in data):
         raise bad("", "send exactly one of 'claims' or 'wikitext'")
-    common = dict(wiki=wiki_id(data.get("wiki")), title=page_title(data.get("title")),
-                  revision=integer(data, "revision"), parent_revision=integer(data, "parent_revision"))
+    common = {"wiki": wiki_id(data.get("wiki")), "title": page_title(data.get("title")),
+              "revision": integer(data, "revision"), "parent_revision": integer(data, "parent_revision")}
     if "claims" in data:
         return CheckInput(**common, claims=_claims(data["claims"]))
     wikitext = text(data, "wikitext", max_wikitext(max_body_bytes), required=True, multiline=True)
@@ -238,5 +256,5 @@ def feedback_input(data: dict[str, Any]) -> FeedbackInput:
     if action == "dismiss" and reason not in DISMISS_REASONS:
         raise bad("reason", f"a dismissal needs one of {', '.join(DISMISS_REASONS)}")
     return FeedbackInput(result_id=int(result_id), action=str(action), reason=reason,
-                         suggestion_url=url(data, "suggestion_url"), user=text(data, "user", MAX_USER).strip(),
-                         comment=text(data, "comment", MAX_COMMENT, multiline=True).strip())
+                         suggestion_url=url(data, "suggestion_url"), user=trim(text(data, "user", MAX_USER)),
+                         comment=trim(text(data, "comment", MAX_COMMENT, multiline=True)))

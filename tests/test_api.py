@@ -1,0 +1,416 @@
+"""The REST API (gadget/backend) on a real SQLite store and a real Redis queue.
+
+What the contract in docs/service.md promises: new work is stored once and queued once (202
+and a Location), known work is answered from the store (200 with verdicts), every bad input
+gets the right 4xx in the one error shape and leaves the store and the queue untouched.
+"""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from webapp import claims_body, finish, make_config, outcome
+
+from gadget.backend import create_app
+from workers.queue import get_queue
+
+WIKI_ORIGIN = "https://en.wikipedia.org"
+
+
+@pytest.fixture
+def config(tmp_path, redis_db):
+    return make_config(tmp_path, redis_db.url)
+
+
+@pytest.fixture
+def app(config):
+    app = create_app(config)
+    yield app
+    app.extensions["side"].store.close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def store(app):
+    return app.extensions["side"].store
+
+
+@pytest.fixture
+def queue(app, config):
+    return get_queue(redis.Redis.from_url(config.service.redis_url), config.service)
+
+
+def assert_error(response, status: int, code: str | None = None) -> dict:
+    assert response.status_code == status, response.get_data(as_text=True)
+    body = response.get_json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    assert body["error"]["message"]
+    if code:
+        assert body["error"]["code"] == code
+    return body
+
+
+def assert_nothing_stored(store, queue) -> None:
+    assert store.checks() == []
+    assert queue.count == 0
+
+
+# -- submitting work --------------------------------------------------------------------------
+
+def test_new_claims_are_stored_and_queued_once_with_202_and_location(client, store, queue):
+    response = client.post("/api/v1/checks", json=claims_body(n=2))
+    assert response.status_code == 202
+    check = response.get_json()["check"]
+    assert check["status"] == "queued" and check["results"] == []
+    assert response.headers["Location"] == f"/api/v1/checks/{check['id']}"
+    assert check["dashboard_url"] == f"http://side.test/dashboard/checks/{check['id']}"
+    record = store.check(check["id"])
+    assert (record.origin, record.citations, record.revision) == ("api", 2, 123)
+    assert [c["client_key"] for c in record.claims] == ["c0", "c1"]
+    assert record.claims[0]["citation"]["url"] == "https://example.org/report-0"
+    assert record.claims[0]["section"] == ["History"]
+    assert queue.job_ids == [check["id"]]
+
+    again = client.post("/api/v1/checks", json=claims_body(n=2))
+    assert again.status_code == 202 and again.get_json()["check"]["id"] == check["id"]
+    assert len(store.checks()) == 1 and queue.count == 1
+
+
+def test_known_done_work_is_answered_200_with_verdicts(client, store, queue, app):
+    first = client.post("/api/v1/checks", json=claims_body(n=3)).get_json()["check"]
+    claims = store.check(first["id"]).claims
+    threshold = app.extensions["side"].presenter.flag_threshold
+    finish(store, first["id"], [
+        outcome(claims[0], 0.12, True, suggestion=("https://better.example/a", "Better", "Alsea runs 1 store.")),
+        outcome(claims[1], threshold + 0.3, False, label="SUPPORTS", evidence=("Alsea operates 2 stores.",)),
+        outcome(claims[2], threshold + 0.05, False, label="SUPPORTS"),
+    ])
+
+    response = client.post("/api/v1/checks", json=claims_body(n=3))
+    assert response.status_code == 200 and "Location" not in response.headers
+    check = response.get_json()["check"]
+    assert check["status"] == "done" and check["flagged"] == 1
+    results = check["results"]
+    assert [r["client_key"] for r in results] == ["c0", "c1", "c2"]
+    assert [r["verdict"] for r in results] == ["fails", "supported", "unclear"]
+    assert results[0]["suggestions"][0]["cite"].startswith("{{cite web |url=https://better.example/a")
+    assert results[0]["suggestions"][0]["evidence"]["text"] == "Alsea runs 1 store."
+    assert results[1]["evidence"][0]["text"] == "Alsea operates 2 stores."
+    assert results[0]["dashboard_url"] == f"http://side.test/dashboard/results/{results[0]['id']}"
+    assert queue.count == 1  # the done check was not queued again
+    assert client.get(f"/api/v1/checks/{check['id']}").get_json() == response.get_json()
+
+
+def test_wikitext_snippet_is_split_into_claims(client, store):
+    wikitext = ("Alsea operates Starbucks in Mexico.<ref>{{cite web |url=https://example.org/a |title=A}}</ref> "
+                "It was founded in 1990.<ref>[https://example.org/b Founding]</ref>")
+    response = client.post("/api/v1/checks", json={"wiki": "enwiki", "title": "Alsea", "wikitext": wikitext})
+    assert response.status_code == 202
+    record = store.check(response.get_json()["check"]["id"])
+    assert [c["text"] for c in record.claims] == ["Alsea operates Starbucks in Mexico.", "It was founded in 1990."]
+    assert [c["citation"]["url"] for c in record.claims] == ["https://example.org/a", "https://example.org/b"]
+    assert all(c["client_key"] == c["key"] for c in record.claims)
+
+
+def test_wikitext_without_citations_is_422_and_stores_nothing(client, store, queue):
+    response = client.post("/api/v1/checks", json={"wiki": "enwiki", "title": "A", "wikitext": "No refs here."})
+    assert_error(response, 422, "no_citations")
+    assert_nothing_stored(store, queue)
+
+
+def test_browser_call_from_an_allowed_wiki_is_the_gadget(client, store):
+    response = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": WIKI_ORIGIN})
+    assert response.status_code == 202
+    assert response.headers["Access-Control-Allow-Origin"] == WIKI_ORIGIN
+    assert "Location" in response.headers["Access-Control-Expose-Headers"]
+    assert store.check(response.get_json()["check"]["id"]).origin == "gadget"
+
+
+def test_title_underscores_read_as_spaces(client, store):
+    check = client.post("/api/v1/checks", json=claims_body(title="Alsea_(company)")).get_json()["check"]
+    assert check["title"] == "Alsea (company)"
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("check_id", ["chk_" + "0" * 32, "nope", "chk_../../etc"])
+def test_unknown_check_is_404(client, check_id):
+    assert_error(client.get(f"/api/v1/checks/{check_id}"), 404, "not_found")
+
+
+def test_page_answers_the_latest_checked_revision(client, store):
+    old = client.post("/api/v1/checks", json=claims_body(title="AC/DC", revision=10)).get_json()["check"]
+    new = client.post("/api/v1/checks", json=claims_body(title="AC/DC", revision=11, n=2)).get_json()["check"]
+    pending = client.post("/api/v1/checks", json=claims_body(title="AC/DC", revision=12)).get_json()["check"]
+    for check in (old, new):
+        claims = store.check(check["id"]).claims
+        finish(store, check["id"], [outcome(c, 0.2, True) for c in claims])
+    response = client.get("/api/v1/pages/enwiki/AC/DC")
+    assert response.status_code == 200
+    page = response.get_json()["check"]
+    assert page["id"] == new["id"] and page["revision"] == 11 and len(page["results"]) == 2
+    assert store.check(pending["id"]).status == "queued"
+    assert_error(client.get("/api/v1/pages/enwiki/Never_checked"), 404, "not_found")
+    assert_error(client.get("/api/v1/pages/EN!/Foo"), 400, "bad_request")
+
+
+# -- feedback ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def flagged_result(client, store) -> int:
+    check = client.post("/api/v1/checks", json=claims_body()).get_json()["check"]
+    finish(store, check["id"], [outcome(store.check(check["id"]).claims[0], 0.1, True)])
+    return store.results(check["id"])[0].id
+
+
+def test_dismissing_with_a_reason_updates_the_review_status(client, store, flagged_result):
+    response = client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "dismiss",
+                                                     "reason": "source-is-fine", "user": "Alice"})
+    assert response.status_code == 201
+    body = response.get_json()
+    assert body["result"]["review_status"] == "dismissed" and body["feedback"]["reason"] == "source-is-fine"
+    assert store.result(flagged_result).review_status == "dismissed"
+    assert [(f.action, f.reason, f.user) for f in store.feedback_for(flagged_result)] == [
+        ("dismiss", "source-is-fine", "Alice")]
+
+
+def test_accepting_a_suggestion(client, store, flagged_result):
+    response = client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "accept",
+                                                     "suggestion_url": "https://better.example/a"})
+    assert response.status_code == 201
+    assert store.result(flagged_result).review_status == "accepted"
+    assert store.feedback_for(flagged_result)[0].suggestion_url == "https://better.example/a"
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"result_id": None, "action": "dismiss", "reason": "not-relevant"}, 400),
+    ({"action": "dismiss"}, 400),
+    ({"action": "dismiss", "reason": "because"}, 400),
+    ({"action": "delete"}, 400),
+    ({"action": "accept", "suggestion_url": "javascript:alert(1)"}, 400),
+    ({"action": "accept", "extra": 1}, 400),
+    ({"action": "accept", "result_id": "7"}, 400),
+    ({"action": "accept", "result_id": 0}, 400),
+    ({"action": "accept", "result_id": 999_999}, 404),
+])
+def test_bad_feedback_is_refused_and_stores_nothing(client, store, flagged_result, body, status):
+    body = {"result_id": flagged_result, **body}
+    assert_error(client.post("/api/v1/feedback", json={k: v for k, v in body.items() if v is not None}), status)
+    assert store.feedback_for(flagged_result) == []
+    assert store.result(flagged_result).review_status == "open"
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+def long_text(n: int) -> str:
+    return "word " * (n // 5 + 1)
+
+
+BAD_BODIES = {
+    "not an object": [1, 2],
+    "missing wiki": {k: v for k, v in claims_body().items() if k != "wiki"},
+    "bad wiki id": claims_body(wiki="en wiki"),
+    "wiki id too long": claims_body(wiki="a" * 65),
+    "empty title": claims_body(title=" "),
+    "title too long": claims_body(title="T" * 256),
+    "title with illegal characters": claims_body(title="Foo|Bar"),
+    "revision not an integer": claims_body(revision="123"),
+    "revision is a boolean": claims_body(revision=True),
+    "negative revision": claims_body(revision=-1),
+    "claims and wikitext": {**claims_body(), "wikitext": "x<ref>y</ref>"},
+    "neither claims nor wikitext": {"wiki": "enwiki", "title": "A"},
+    "empty claims": claims_body(n=0),
+    "too many claims": claims_body(n=51),
+    "claim not an object": {**claims_body(), "claims": ["text"]},
+    "claim without text": {**claims_body(), "claims": [{"key": "a", "url": "https://example.org"}]},
+    "blank claim text": {**claims_body(), "claims": [{"text": "   "}]},
+    "claim text too long": {**claims_body(), "claims": [{"text": long_text(2001)}]},
+    "context too long": {**claims_body(), "claims": [{"text": "A.", "left_context": long_text(5001)}]},
+    "ftp url": {**claims_body(), "claims": [{"text": "A.", "url": "ftp://example.org/a"}]},
+    "javascript url": {**claims_body(), "claims": [{"text": "A.", "url": "javascript:alert(1)"}]},
+    "url without host": {**claims_body(), "claims": [{"text": "A.", "url": "https://"}]},
+    "url too long": {**claims_body(), "claims": [{"text": "A.", "url": "https://e.org/" + "a" * 2000}]},
+    "section not a list": {**claims_body(), "claims": [{"text": "A.", "section": {"a": 1}}]},
+    "too many sections": {**claims_body(), "claims": [{"text": "A.", "section": ["s"] * 11}]},
+    "key too long": {**claims_body(), "claims": [{"text": "A.", "key": "k" * 65}]},
+    "key not a string": {**claims_body(), "claims": [{"text": "A.", "key": 5}]},
+    "unknown claim field": {**claims_body(), "claims": [{"text": "A.", "score": 1}]},
+    "unknown field": {**claims_body(), "origin": "bot"},
+    "control character": {**claims_body(), "claims": [{"text": "A\x00B."}]},
+    "lone surrogate": {**claims_body(), "claims": [{"text": "A\ud800."}]},
+    "wikitext not a string": {"wiki": "enwiki", "title": "A", "wikitext": ["x"]},
+    "wikitext empty": {"wiki": "enwiki", "title": "A", "wikitext": ""},
+}
+
+
+@pytest.mark.parametrize("name", BAD_BODIES)
+def test_invalid_bodies_are_400_and_store_nothing(client, store, queue, name):
+    assert_error(client.post("/api/v1/checks", json=BAD_BODIES[name]), 400)
+    assert_nothing_stored(store, queue)
+
+
+@pytest.mark.parametrize("data", [b"{", b'{"wiki": "enwiki",}', b"\xff\xfe", b"", b"null", b"NaN"])
+def test_malformed_json_is_400(client, store, queue, data):
+    assert_error(client.post("/api/v1/checks", data=data, content_type="application/json"), 400)
+    assert_nothing_stored(store, queue)
+
+
+def test_a_body_that_is_not_json_is_415(client, store, queue):
+    assert_error(client.post("/api/v1/checks", data="wiki=enwiki", content_type="application/x-www-form-urlencoded"),
+                 415, "unsupported_media_type")
+    assert_error(client.post("/api/v1/feedback", data="{}", content_type="text/plain"), 415)
+    assert_nothing_stored(store, queue)
+
+
+def test_a_huge_body_is_413_and_stores_nothing(client, store, queue, config):
+    body = claims_body()
+    body["claims"][0]["left_context"] = "x" * (config.service.max_body_bytes + 1)
+    assert_error(client.post("/api/v1/checks", json=body), 413, "too_large")
+    assert_error(client.post("/api/v1/feedback", data=b"{" * (config.service.max_body_bytes + 10),
+                             content_type="application/json"), 413, "too_large")
+    assert_nothing_stored(store, queue)
+
+
+def test_wrong_method_is_405_with_allow(client):
+    response = client.delete("/api/v1/checks")
+    assert_error(response, 405, "method_not_allowed")
+    assert set(response.headers["Allow"].split(", ")) >= {"POST", "OPTIONS"}
+    assert_error(client.put(f"/api/v1/checks/chk_{'0' * 32}"), 405)
+
+
+def test_unknown_path_is_404_json(client):
+    assert_error(client.get("/api/v1/nothing"), 404, "not_found")
+    assert_error(client.get("/api/v2/checks"), 404, "not_found")
+
+
+# -- CORS and origins -------------------------------------------------------------------------
+
+def preflight(client, origin: str):
+    return client.options("/api/v1/checks", headers={
+        "Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+
+
+def test_preflight_from_an_allowed_wiki_is_answered(client):
+    response = preflight(client, WIKI_ORIGIN)
+    assert response.status_code == 200
+    assert response.headers["Access-Control-Allow-Origin"] == WIKI_ORIGIN
+    assert "POST" in response.headers["Access-Control-Allow-Methods"]
+    assert response.headers["Access-Control-Allow-Headers"].lower() == "content-type"
+    assert "Origin" in response.headers["Vary"]
+    assert "Access-Control-Allow-Credentials" not in response.headers
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "https://en.wikipedia.org.evil.example", "null",
+                                    "http://en.wikipedia.org"])
+def test_disallowed_origins_get_403_and_store_nothing(client, store, queue, origin):
+    body = assert_error(preflight(client, origin), 403, "forbidden_origin")
+    assert "Access-Control-Allow-Origin" not in preflight(client, origin).headers
+    assert body["error"]["message"]
+    response = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": origin})
+    assert_error(response, 403, "forbidden_origin")
+    assert "Access-Control-Allow-Origin" not in response.headers
+    assert_error(client.post("/api/v1/feedback", json={"result_id": 1, "action": "accept"},
+                             headers={"Origin": origin}), 403)
+    assert_nothing_stored(store, queue)
+
+
+def test_reads_from_a_disallowed_origin_carry_no_cors_headers(client):
+    response = client.get("/api/v1/openapi.json", headers={"Origin": "https://evil.example"})
+    assert response.status_code == 200
+    assert "Access-Control-Allow-Origin" not in response.headers
+
+
+# -- rate limits ------------------------------------------------------------------------------
+
+@pytest.fixture
+def limited_client(tmp_path, redis_db):
+    app = create_app(make_config(tmp_path, redis_db.url, rate_limit="3/minute"))
+    yield app.test_client()
+    app.extensions["side"].store.close()
+
+
+def post_as(client, address: str, revision: int, **headers):
+    return client.post("/api/v1/checks", json=claims_body(revision=revision), headers=headers,
+                       environ_base={"REMOTE_ADDR": address})
+
+
+def test_posts_beyond_the_rate_limit_get_429_and_store_nothing(limited_client):
+    store = limited_client.application.extensions["side"].store
+    statuses = [post_as(limited_client, "10.0.0.1", n).status_code for n in range(3)]
+    assert statuses == [202, 202, 202]
+    response = post_as(limited_client, "10.0.0.1", 99)
+    assert_error(response, 429, "rate_limited")
+    assert int(response.headers["Retry-After"]) > 0
+    assert response.headers["X-RateLimit-Limit"] == "3"
+    assert len(store.checks()) == 3
+    assert post_as(limited_client, "10.0.0.2", 100).status_code == 202  # another client
+    assert limited_client.get(f"/api/v1/checks/chk_{'0' * 32}").status_code == 404  # reads are not limited
+
+
+def test_x_forwarded_for_is_ignored_without_a_proxy(limited_client):
+    for n in range(3):
+        post_as(limited_client, "10.0.0.1", n, **{"X-Forwarded-For": f"192.0.2.{n}"})
+    assert post_as(limited_client, "10.0.0.1", 9, **{"X-Forwarded-For": "192.0.2.77"}).status_code == 429
+
+
+def test_x_forwarded_for_names_the_client_behind_a_proxy(tmp_path, redis_db):
+    app = create_app(make_config(tmp_path, redis_db.url, rate_limit="2/minute", proxy_hops=1))
+    client = app.test_client()
+    for n in range(2):
+        assert post_as(client, "10.9.9.9", n, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 202
+    assert post_as(client, "10.9.9.9", 5, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 429
+    assert post_as(client, "10.9.9.9", 6, **{"X-Forwarded-For": "192.0.2.2"}).status_code == 202
+    app.extensions["side"].store.close()
+
+
+# -- health, metrics, OpenAPI ----------------------------------------------------------------
+
+def test_healthz_reports_each_component(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    body = response.get_json()
+    components = body["components"]
+    assert components["redis"]["ok"] and components["database"]["ok"]
+    assert components["database"]["schema"]
+    assert components["model"]["ok"] and components["model"]["missing"] == []
+    assert 0 < components["model"]["flag_threshold"] < 1
+    assert components["workers"] == {"ok": False, "live": 0, "workers": []}
+    assert body["status"] == "degraded"  # serving, but no worker would run the checks
+
+
+def test_healthz_is_503_when_redis_is_down(client, redis_db):
+    redis_db.stop()
+    try:
+        response = client.get("/healthz")
+        assert response.status_code == 503
+        body = response.get_json()
+        assert body["status"] == "down" and not body["components"]["redis"]["ok"]
+        assert body["components"]["database"]["ok"]
+        assert_error(client.post("/api/v1/checks", json=claims_body()), 503, "queue_unavailable")
+    finally:
+        redis_db.start()
+
+
+def test_metrics_count_requests_and_read_the_queue(client):
+    client.post("/api/v1/checks", json=claims_body())
+    client.get("/api/v1/checks/nope")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'side_http_requests_total{endpoint="/api/v1/checks",method="POST",status="202"} 1.0' in text
+    assert 'side_http_requests_total{endpoint="/api/v1/checks/<check_id>",method="GET",status="404"} 1.0' in text
+    assert 'side_http_request_duration_seconds_count{endpoint="/api/v1/checks",method="POST"} 1.0' in text
+    assert 'side_checks{status="queued"} 1.0' in text
+    assert "side_queue_depth 1.0" in text
+    assert 'side_component_up{component="redis"} 1.0' in text
+
+
+def test_openapi_document_is_served(client, config):
+    document = client.get("/api/v1/openapi.json").get_json()
+    assert document["openapi"].startswith("3.")
+    assert set(document["paths"]) >= {"/api/v1/checks", "/api/v1/checks/{check_id}",
+                                      "/api/v1/pages/{wiki}/{title}", "/api/v1/feedback", "/healthz"}
+    wikitext = document["components"]["schemas"]["WikitextCheck"]["properties"]["wikitext"]
+    assert wikitext["maxLength"] == config.service.max_body_bytes // 2

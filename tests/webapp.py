@@ -1,0 +1,68 @@
+"""Helpers for the web service tests (tests/test_api*.py, tests/test_dashboard*.py).
+
+The app runs on a real SQLite store and a real Redis (the module's own ``redis-server``), so
+what the tests see is what production does. A worker's outcome is written with the real
+``side.check`` dataclasses and ``Store.finish`` (what ``workers.jobs`` does after scoring),
+without loading the model: those tests are about the web layer, and the browser test runs the
+real worker end to end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from side.check import CitationCheck, Suggestion, cite_web
+from side.claims import Claim
+from side.config import Config
+from side.store import Store
+from side.verifier import Evidence, Verdict
+
+WIKI_URL = "http://wiki.test:8080"
+
+
+def make_config(tmp_path: Path, redis_url: str, **service: Any) -> Config:
+    """A Config on a temporary SQLite store and the given Redis, with service overrides."""
+    config = Config(var_dir=tmp_path / "var")
+    config.service.database_url = f"sqlite:///{tmp_path / 'side.sqlite3'}"
+    config.service.redis_url = redis_url
+    config.service.queue = "side-test"
+    config.service.public_url = "http://side.test"
+    config.service.wiki_urls = {"testwiki_local": WIKI_URL}
+    for key, value in service.items():
+        setattr(config.service, key, value)
+    return config
+
+
+def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "REFUTES",
+            suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One ``CitationCheck.to_dict()`` as a worker stores it; ``suggestion`` is (url, title, sentence)."""
+    sentences = tuple(Evidence(text=t, sentence_index=n * 3, score=round(0.9 - n * 0.2, 2))
+                      for n, t in enumerate(evidence))
+    suggestions = []
+    if suggestion:
+        url, title, sentence = suggestion
+        suggestions.append(Suggestion(url=url, title=title, score=0.91,
+                                      evidence=Evidence(text=sentence, sentence_index=4, score=0.93),
+                                      cite=cite_web(url, title)))
+    result = CitationCheck(claim=Claim.from_dict(claim), source_status="fetched",
+                           verdict=Verdict(label=label, score=score, evidence=sentences), rank=2 if flagged else 1,
+                           flagged=flagged, reasons=["the cited source does not support the claim"] if flagged else [],
+                           suggestions=suggestions)
+    return result.to_dict()
+
+
+def finish(store: Store, check_id: str, outcomes: list[dict[str, Any]], seconds: float = 1.5) -> None:
+    """Run the worker's store calls for a check: start, then finish with these outcomes."""
+    store.start(check_id)
+    store.finish(check_id, outcomes, seconds)
+
+
+def claims_body(wiki: str = "enwiki", title: str = "Alsea (company)", revision: int | None = 123,
+                n: int = 1, **extra: Any) -> dict[str, Any]:
+    """A valid ``POST /checks`` body with ``n`` claims keyed c0, c1, ..."""
+    claims = [{"key": f"c{i}", "text": f"Alsea operates {i + 1} Starbucks stores in Mexico.",
+               "left_context": f"Alsea is a restaurant operator. Alsea operates {i + 1} Starbucks stores in Mexico.",
+               "section": ["History"], "url": f"https://example.org/report-{i}", "citation_title": "Annual report"}
+              for i in range(n)]
+    return {"wiki": wiki, "title": title, "revision": revision, "claims": claims, **extra}
