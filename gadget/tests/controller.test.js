@@ -21,8 +21,22 @@ function msg( key, ...params ) {
 }
 
 const flush = () => new Promise( ( resolve ) => {
-	setTimeout( resolve, 10 );
+	setTimeout( resolve, 30 );
 } );
+
+/* Wait until a condition holds (the controller answers through timers and promises). */
+async function until( condition, what ) {
+	const deadline = Date.now() + 3000;
+	while ( !condition() ) {
+		if ( Date.now() > deadline ) {
+			throw new Error( `timed out waiting for ${ what }` );
+		}
+		await flush();
+	}
+}
+
+const settled = () => until( () => document.querySelector( '.side-hint' ) &&
+	!document.querySelector( '.side-hint[data-side-verdict="pending"]' ), 'the hints' );
 
 function result( key, verdict, extra = {} ) {
 	return Object.assign( { client_key: key, verdict, flagged: verdict === 'fails', suggestions: [],
@@ -117,7 +131,7 @@ describe( 'the hints controller', () => {
 		expect( state.value ).toBe( 'granted' );
 		expect( hint( 'pending' ) ).not.toBeNull();
 		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( 'Checking 2 citations…' );
-		await flush();
+		await settled();
 		expect( client.payloads ).toEqual( [ {
 			wiki: 'testwiki', title: 'Alsea (company)', revision: 42,
 			claims: [
@@ -142,13 +156,13 @@ describe( 'the hints controller', () => {
 				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ),
 			( payload ) => ( { id: 'c2', status: 'done', results: payload.claims.map( ( claim ) => result( claim.key, 'supported' ) ) } )
 		] } );
-		await flush();
+		await settled();
 		click( '.side-hint[data-side-verdict="fails"] .side-insert' );
 		expect( editor.text ).toBe( GOOD + BAD + `<ref>${ SUGGESTION.cite }</ref>` + NO_URL );
 		expect( hint( 'fails' ).querySelector( '.side-insert' ).disabled ).toBe( true );
 		expect( hint( 'fails' ).querySelector( '.side-insert' ).textContent ).toBe( 'Inserted' );
-		await flush();
-		await flush();
+		await until( () => document.querySelectorAll( '.side-hint[data-side-verdict="supported"]' ).length === 2,
+			'the inserted citation\'s verdict' );
 		expect( client.payloads ).toHaveLength( 2 );
 		expect( client.payloads[ 1 ].claims.map( ( claim ) => claim.url ) ).toEqual( [ SUGGESTION.url ] );
 		expect( document.querySelectorAll( '.side-hint' ) ).toHaveLength( 3 );
@@ -156,7 +170,7 @@ describe( 'the hints controller', () => {
 
 	it( 'selects a citation in the text', async () => {
 		const { editor } = setup( { consent: 'granted', answers: [ () => ( { id: 'c', status: 'done', results: [] } ) ] } );
-		await flush();
+		await settled();
 		document.querySelectorAll( '.side-show' )[ 1 ].click();
 		expect( editor.selection ).toEqual( [ bad.start, bad.end ] );
 	} );
@@ -164,7 +178,7 @@ describe( 'the hints controller', () => {
 	it( 'shows one calm message when the service is down and waits before trying again', async () => {
 		const { editor, client, panel } = setup( { consent: 'granted', answers: [
 			() => new SideError( 'unreachable', 'http://127.0.0.1:8765' ) ] } );
-		await flush();
+		await until( () => panel.element.hasAttribute( 'data-side-error' ), 'the error' );
 		expect( panel.element.getAttribute( 'data-side-error' ) ).toBe( 'unreachable' );
 		expect( document.querySelectorAll( '.cdx-message' ) ).toHaveLength( 1 );
 		expect( document.querySelector( '.cdx-message' ).textContent ).toContain( 'cannot be reached' );
@@ -176,7 +190,7 @@ describe( 'the hints controller', () => {
 
 	it( 'names the CSP as the cause when the browser blocked the request', async () => {
 		setup( { consent: 'granted', answers: [ () => new SideError( 'csp', 'http://127.0.0.1:8765' ) ] } );
-		await flush();
+		await until( () => document.querySelector( '.cdx-message--error' ), 'the error' );
 		const message = document.querySelector( '.cdx-message--error' );
 		expect( message.textContent ).toContain( 'Content-Security-Policy' );
 		expect( message.textContent ).toContain( 'http://127.0.0.1:8765' );
@@ -186,7 +200,7 @@ describe( 'the hints controller', () => {
 		const { editor, client } = setup( { consent: 'granted', answers: [
 			() => new SideError( 'rejected', 'bad claims' ),
 			() => ( { id: 'c', status: 'done', results: [] } ) ] } );
-		await flush();
+		await settled();
 		editor.type( TEXT );
 		await flush();
 		expect( client.payloads ).toHaveLength( 1 );
