@@ -1,0 +1,192 @@
+"""CPU worker throughput: citations per minute through Redis + ``side-worker`` vs in-process.
+
+Real claims (WiCE dev: claim, Wikipedia context, and the cited web page's sentences) are
+grouped into Checks of ``--per-check`` citations, as the bot groups a revision's citations.
+Each cited page is served as HTML by a local HTTP server, so both paths fetch and extract it.
+
+- **peer**: the in-process ``Checker`` (what ``side check`` runs), model loaded once, one
+  ``check_claims`` call per Check, in this process;
+- **Side's queue**: the same Checks submitted with ``workers.queue.submit`` to a fresh Redis
+  (AOF on) and run by ``--workers`` ``side-worker`` subprocesses (model loaded and warmed up
+  before the clock starts), measured from the first submit until the store has every result.
+
+Both use ``--threads`` torch threads per process and no evidence index (corpus suggestions
+would add the same retrieval cost to both). Runs alternate (peer, queue, peer, queue...) so
+both see the same machine load; the best of ``--repeat`` runs of each is reported, in
+citations per minute, with the ratio.
+
+    .venv/bin/python benchmarks/worker.py [--citations 60] [--per-check 10] [--threads 2] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Pages(ThreadingHTTPServer):
+    """Serves one HTML page per claim at /<n> on 127.0.0.1."""
+
+    daemon_threads = True
+    pages: dict[str, bytes]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Pages
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+    def do_GET(self) -> None:
+        body = self.server.pages.get(self.path.split("?", 1)[0])
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+
+def page(title: str, sentences: tuple[str, ...]) -> bytes:
+    paragraphs = "".join(f"<p>{html.escape(s)}</p>" for s in sentences if not s.startswith("(meta data)"))
+    return f"<html><head><title>{html.escape(title)}</title></head><body>{paragraphs}</body></html>".encode()
+
+
+def real_checks(n: int, per_check: int, server: Pages) -> list[list[dict]]:
+    """``n`` WiCE dev claims as Claim dicts citing the local pages, in Checks of ``per_check``."""
+    from side.config import load_config
+    from side.data import load_wice
+
+    wice = load_wice(load_config().data_dir / "wice" / "claim_dev.jsonl")[:n]
+    host, port = server.server_address[:2]
+    claims = []
+    for i, row in enumerate(wice):
+        server.pages[f"/{i}"] = page(row.title, row.evidence)
+        context = " ".join(f"{row.context} {row.claim}".split()[-100:])
+        claims.append({"article_title": row.title, "section": [row.section], "text": row.claim,
+                       "left_context": context, "key": f"c{i}",
+                       "citation": {"id": f"r{i}", "kind": "external_link", "url": f"http://{host}:{port}/{i}"}})
+    return [claims[i : i + per_check] for i in range(0, len(claims), per_check)]
+
+
+def load_checker(threads: int):
+    """The in-process peer: the Checker ``side check`` builds, model loaded and warmed up."""
+    import torch
+
+    from side.check import Checker
+    from side.config import FetchConfig, load_config
+    from side.sources import fetch_source
+    from side.verifier import Query
+
+    torch.set_num_threads(threads)
+    fetch_config = FetchConfig(allow_hosts=["127.0.0.1"])
+    checker = Checker.from_config(load_config(), use_index=False,
+                                  fetch=lambda url: fetch_source(url, fetch_config, None))
+    checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
+    return checker
+
+
+def fresh(checks: list[list[dict]], run: int) -> list[list[dict]]:
+    """The same claims citing ``?run=N`` URLs: new check ids, and no fetch cache hits."""
+    return [[{**c, "citation": {**c["citation"], "url": f"{c['citation']['url']}?run={run}"}} for c in claims]
+            for claims in checks]
+
+
+def run_in_process(checker, checks: list[list[dict]]) -> float:
+    """Seconds for the in-process Checker to check every Check."""
+    from side.claims import Claim
+
+    started = time.perf_counter()
+    for claims in checks:
+        checker.check_claims([Claim.from_dict(c) for c in claims])
+    return time.perf_counter() - started
+
+
+def start_stack(threads: int, workers: int, folder: Path):
+    """Redis (own port, AOF) and ``workers`` side-worker processes, ready to take jobs."""
+    import socket
+
+    from side.config import ServiceConfig
+    from workers.stack import Stack
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        redis_port = sock.getsockname()[1]
+    config = ServiceConfig(redis_url=f"redis://127.0.0.1:{redis_port}/0",
+                           database_url=f"sqlite:///{folder / 'side.sqlite3'}")
+    env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "SIDE_VAR_DIR": str(folder / "var"),
+           "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1"}
+    stack = Stack(redis_url=config.redis_url, database_url=config.database_url, log_dir=folder / "log",
+                  redis_dir=folder / "redis", workers=workers, with_web=False, env=env, worker_args=["--no-index"])
+    return stack.start(), config
+
+
+def run_queue(config, checks: list[list[dict]], run: int) -> float:
+    """Seconds from the first submit until every Check is done, through Redis and side-worker."""
+    from side.store import NewCheck, Store
+    from workers.queue import get_queue, redis_connection, submit
+
+    store = Store.open(config.database_url)
+    queue = get_queue(redis_connection(config.redis_url), config)
+    started = time.perf_counter()
+    ids = [submit(store, queue, NewCheck(wiki="enwiki", title=f"Benchmark {n}", revision=run * 10_000 + n,
+                                         claims=claims, origin="bot"), config)[0].id for n, claims in enumerate(checks)]
+    pending = set(ids)
+    while pending:
+        pending = {i for i in pending if store.check(i).status not in ("done", "failed")}
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - started
+    failed = [i for i in ids if store.check(i).status != "done"]
+    if failed:
+        raise SystemExit(f"{len(failed)} checks failed: {store.check(failed[0]).error}")
+    store.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--citations", type=int, default=60, help="WiCE dev claims to check (default 60)")
+    parser.add_argument("--per-check", type=int, default=10, help="citations per Check / job (default 10)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads per process (default 2)")
+    parser.add_argument("--workers", type=int, default=1, help="side-worker processes (default 1)")
+    parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each; best is kept (default 2)")
+    args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+
+    server = Pages(("127.0.0.1", 0), _Handler)
+    server.pages = {}
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    checks = real_checks(args.citations, args.per_check, server)
+    citations = sum(len(c) for c in checks)
+    print(f"{citations} WiCE dev citations in {len(checks)} checks; {args.threads} torch threads per process")
+
+    checker = load_checker(args.threads)
+    peer, queue = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        stack, config = start_stack(args.threads, args.workers, Path(tmp))
+        try:
+            for run in range(args.repeat):  # alternate, so both see the same machine load
+                peer.append(run_in_process(checker, fresh(checks, 2 * run)))
+                queue.append(run_queue(config, fresh(checks, 2 * run + 1), run))
+                print(f"run {run + 1}: in-process {peer[-1]:.1f} s, queue {queue[-1]:.1f} s", flush=True)
+        finally:
+            stack.stop()
+    server.shutdown()
+    peer_s, queue_s = min(peer), min(queue)
+    peer_rate, queue_rate = citations / peer_s * 60, citations / queue_s * 60
+    print(f"best of {args.repeat}:")
+    print(f"in-process Checker (peer): {peer_s:7.1f} s  {peer_rate:7.1f} citations/min")
+    print(f"Redis + {args.workers} side-worker:      {queue_s:7.1f} s  {queue_rate:7.1f} citations/min")
+    print(f"ratio (queue / in-process): {queue_rate / peer_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()
