@@ -113,10 +113,11 @@ def is_reportable(result: ResultRecord, threshold: float) -> bool:
 
 
 def result_suggestion_key(wiki: str, result: ResultRecord) -> str:
-    """Identity of what a report says about a citation: its claim, and the source proposed
-    (or the cited URL when there is no better source), so it is never said twice."""
+    """Identity of what a report says about a citation: the article, the claim and the source
+    proposed (or the cited URL when there is no better source), so it is never said twice on a
+    talk page, whatever later revisions do."""
     target = result.suggestions[0]["url"] if result.suggestions else "cited:" + result.citation_url
-    return suggestion_key(wiki, result.claim_key, target)
+    return suggestion_key(wiki, f"{result.title}\x1f{result.claim_key}", target)
 
 
 class ReportPolicy:
