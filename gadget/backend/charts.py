@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-WIDTH, HEIGHT = 640, 260
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 44, 12, 14, 38
+#: Drawing units of the bar charts; the SVG scales to its card, so these set the text size.
+WIDTH, HEIGHT = 960, 280
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 44, 12, 16, 40
 
 
 @dataclass(frozen=True)
@@ -49,14 +50,24 @@ def _frame(label: str, body: list[str]) -> Markup:
                   + "".join(body) + "</svg>")
 
 
-def _y_axis(top: float, ticks: int = 4) -> list[str]:
+def _tick_count(top: float) -> int:
+    """Grid lines that land on whole numbers when ``top`` is one (counts are never 0.25)."""
+    for ticks in (4, 5, 2, 1):
+        if float(top / ticks).is_integer():
+            return ticks
+    return 4
+
+
+def _y_axis(top: float) -> list[str]:
     plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+    ticks = _tick_count(top)
     out = []
     for n in range(ticks + 1):
         value = top * n / ticks
         y = HEIGHT - MARGIN_BOTTOM - plot_h * n / ticks
-        out.append(f'<line class="grid" x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                   f'<text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(value)}</text>')
+        out.append(f'<line class="grid" x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{y:.1f}" '
+                   f'y2="{y:.1f}"/><text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" '
+                   f'text-anchor="end">{_fmt(value)}</text>')
     return out
 
 
@@ -69,12 +80,21 @@ def _legend(series: Sequence[Series]) -> list[str]:
     return out
 
 
+def _x_labels(labels: Sequence[str], slot: float, at_edges: bool, every: int) -> list[str]:
+    """Category names under the bars, or bin edges between them (histograms)."""
+    offset = 0.0 if at_edges else slot / 2
+    return [f'<text class="tick" x="{MARGIN_LEFT + i * slot + offset:.1f}" y="{HEIGHT - MARGIN_BOTTOM + 16}" '
+            f'text-anchor="middle">{escape(label)}</text>' for i, label in enumerate(labels) if i % every == 0]
+
+
 def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series],
-                 markers: Sequence[tuple[float, str]] = (), tick_every: int = 1) -> Markup:
+                 markers: Sequence[tuple[float, str]] = (), tick_every: int = 1,
+                 edges: Sequence[str] | None = None) -> Markup:
     """Vertical bars, one per category, layers stacked bottom-up in ``series`` order.
 
     ``markers`` are vertical lines at fractional positions of the x axis (0 = left edge,
-    1 = right edge) with a label, e.g. the flag threshold on a score axis.
+    1 = right edge) with a label, e.g. the flag threshold on a score axis; ``edges`` labels
+    the bin boundaries instead of the bars (one more label than bars).
     """
     n = max(len(categories), 1)
     totals = [sum(s.values[i] for s in series) for i in range(len(categories))]
@@ -83,31 +103,29 @@ def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series]
     slot = plot_w / n
     body = _y_axis(top)
     for i, category in enumerate(categories):
-        x, base = MARGIN_LEFT + i * slot + slot * 0.12, HEIGHT - MARGIN_BOTTOM
+        x, base = MARGIN_LEFT + i * slot + slot * 0.1, HEIGHT - MARGIN_BOTTOM
         for s in series:
             height = plot_h * s.values[i] / top
             if height > 0:
                 tip = f"{category}: {_fmt(s.values[i])} {s.name}"
-                body.append(f'<rect class="{s.css}" x="{x:.1f}" y="{base - height:.1f}" width="{slot * 0.76:.1f}" '
-                            f'height="{height:.1f}"><title>{escape(tip)}</title></rect>')
+                body.append(f'<rect class="{s.css}" x="{x:.1f}" y="{base - height:.1f}" width="{slot * 0.8:.1f}" '
+                            f'height="{height:.1f}" rx="2"><title>{escape(tip)}</title></rect>')
                 base -= height
-        if i % tick_every == 0:
-            body.append(f'<text class="tick" x="{x + slot * 0.38:.1f}" y="{HEIGHT - MARGIN_BOTTOM + 14}" '
-                        f'text-anchor="middle">{escape(category)}</text>')
+    body += _x_labels(edges if edges is not None else categories, slot, edges is not None, tick_every)
     for position, text in markers:
         x = MARGIN_LEFT + plot_w * position
         body.append(f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN_TOP}" '
-                    f'y2="{HEIGHT - MARGIN_BOTTOM}"/><text class="marker-label" x="{x + 4:.1f}" '
-                    f'y="{MARGIN_TOP + 10}">{escape(text)}</text>')
+                    f'y2="{HEIGHT - MARGIN_BOTTOM}"/><text class="marker-label" x="{x + 5:.1f}" '
+                    f'y="{MARGIN_TOP + 12}">{escape(text)}</text>')
     return _frame(label, body + _legend(series))
 
 
 def score_histogram(bins: Sequence[float], ok: Sequence[int], flagged: Sequence[int],
                     flag_threshold: float) -> Markup:
     """Support scores of checked citations, flagged ones stacked on top, threshold marked."""
-    categories = [f"{lo:.1f}" for lo in bins[:-1]]
+    categories = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(bins, bins[1:])]
     series = [Series("not flagged", ok, "bar-ok"), Series("flagged", flagged, "bar-flagged")]
-    return stacked_bars("Distribution of support scores", categories, series,
+    return stacked_bars("Distribution of support scores", categories, series, edges=[f"{b:.1f}" for b in bins],
                         markers=[(flag_threshold, f"flag threshold {flag_threshold:.2f}")])
 
 
@@ -124,21 +142,23 @@ def ring(label: str, part: int, total: int, caption: str) -> Markup:
     size, radius, stroke = 180, 70, 22
     circumference = 2 * math.pi * radius
     share = part / total if total else 0.0
-    centre = f'{share:.0%}' if total else "–"
-    body = (f'<svg class="chart ring" viewBox="0 0 {size} {size}" role="img" aria-label="{escape(label)}">'
-            f'<circle class="ring-track" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none"/>'
-            f'<circle class="ring-value" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none" '
-            f'stroke-dasharray="{circumference * share:.1f} {circumference:.1f}" transform="rotate(-90 90 90)">'
-            f'<title>{escape(f"{part} of {total}")}</title></circle>'
-            f'<text class="ring-centre" x="90" y="96" text-anchor="middle">{centre}</text>'
-            f'<text class="ring-caption" x="90" y="118" text-anchor="middle">{escape(caption)}</text></svg>')
-    return Markup(body)
+    centre = f"{share:.0%}" if total else "–"
+    value = ""
+    if part > 0:  # a zero-length arc would still draw its round cap as a dot
+        value = (f'<circle class="ring-value" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none" '
+                 f'stroke-dasharray="{circumference * share:.1f} {circumference:.1f}" '
+                 f'transform="rotate(-90 90 90)"><title>{escape(f"{part} of {total}")}</title></circle>')
+    return Markup(f'<svg class="chart ring" viewBox="0 0 {size} {size}" role="img" aria-label="{escape(label)}">'
+                  f'<circle class="ring-track" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none">'
+                  f'<title>{escape(f"{part} of {total}")}</title></circle>{value}'
+                  f'<text class="ring-centre" x="90" y="96" text-anchor="middle">{centre}</text>'
+                  f'<text class="ring-caption" x="90" y="118" text-anchor="middle">{escape(caption)}</text></svg>')
 
 
 def horizontal_bars(label: str, items: Sequence[tuple[str, int]]) -> Markup:
     """One labelled bar per item, longest first (dismissal reasons)."""
     items = sorted(items, key=lambda item: -item[1])
-    row, left, width = 26, 130, 420
+    row, left, width = 28, 210, 520
     height = max(row * len(items), row) + 8
     top = max((n for _, n in items), default=0) or 1
     body = []

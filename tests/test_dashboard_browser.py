@@ -1,0 +1,217 @@
+"""The patrol flow in real headless Chromium against the served app with a real worker.
+
+The whole stack runs on 127.0.0.1 as in production (``service_stack``: Redis, ``side-worker``
+with the shipped verifier and a small evidence index, ``python -m gadget.backend.serve``).
+A wikitext snippet citing a page that does not support its claim is submitted through the API;
+the worker flags it and suggests a better source; a patroller opens the queue in Chromium,
+reads the detail page and dismisses the flag with a reason, and the store records it.
+Screenshots of each step are kept under artifacts/screenshots/. The served app is also checked
+for the reliability rules over real HTTP (waitress in front): malformed JSON, huge bodies,
+unknown ids and disallowed origins get the right 4xx and store nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import requests
+from httpserver import LocalServer, Response
+
+from side.corpus import Document, build_corpus
+from side.retrieval import build_index
+
+CHROMIUM = os.environ.get("SIDE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+LOCAL_WIKI = "http://wiki.test:8080"
+#: Seconds the worker may take to load the model and score the check on 2 CPU cores.
+CHECK_TIMEOUT_S = 240
+
+DOCS = [
+    Document("d1", "https://museum.example/eiffel/height", "Eiffel Tower facts",
+             "The Eiffel Tower is 330 metres (1,083 ft) tall. It was the tallest man-made structure in the "
+             "world until 1930. Gustave Eiffel's engineering company designed and built the tower."),
+    Document("d2", "https://fish.example/salmon", "Salmon",
+             "Salmon migrate upstream to spawn in freshwater rivers. Many species of trout live in cold lakes."),
+]
+BAD_PAGE = b"""<html><head><title>Salmon</title></head><body><article><h1>Salmon</h1>
+<p>Salmon migrate upstream to spawn in freshwater rivers.</p>
+<p>Many species of trout live in cold lakes, and fishing licences are required in most regions.</p>
+</article></body></html>"""
+SNIPPET = ("== Design ==\nThe tower was completed in 1889. The Eiffel Tower is 330 metres tall."
+           "<ref>{{cite web |url=BAD_URL |title=Salmon}}</ref>\n")
+
+
+@pytest.fixture(scope="module")
+def sources():
+    with LocalServer() as server:
+        server.add("/", Response(BAD_PAGE))
+        yield server
+
+
+@pytest.fixture(scope="module")
+def var_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dashboard-var")
+    build_index(build_corpus(DOCS, folder / "index" / "corpus"), folder / "index", progress=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def stack(service_stack, var_dir):
+    return service_stack(var_dir=var_dir, env={"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
+                                               "SIDE_SERVICE_WIKI_URLS": f"localwiki={LOCAL_WIKI}",
+                                               "SIDE_SERVICE_RATE_LIMIT": "1000/minute"})
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium through Playwright (nothing downloaded)."""
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def tab(chromium):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.side_errors = []
+    page.on("pageerror", lambda e: page.side_errors.append(str(e)))
+    page.on("console", lambda m: page.side_errors.append(m.text) if m.type == "error" else None)
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"dashboard_{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def flagged_check(stack, sources):
+    """Submit the snippet through the served API and wait for the worker's verdict."""
+    body = {"wiki": "localwiki", "title": "Eiffel Tower", "revision": 42, "parent_revision": 41,
+            "wikitext": SNIPPET.replace("BAD_URL", sources.url("/"))}
+    response = requests.post(f"{stack.api_url}/checks", json=body, timeout=30)
+    assert response.status_code == 202, response.text
+    check_id = response.json()["check"]["id"]
+    assert response.headers["Location"] == f"/api/v1/checks/{check_id}"
+    record = stack.wait_for(check_id, timeout=CHECK_TIMEOUT_S)
+    assert record.status == "done", record.error
+    return check_id
+
+
+def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, tab):
+    store = stack.store()
+    [result] = store.results(flagged_check)
+    assert result.flagged and result.suggestions, result.to_dict()
+    api = requests.get(f"{stack.api_url}/checks/{flagged_check}", timeout=10).json()["check"]
+    assert api["results"][0]["verdict"] == "fails"
+
+    tab.goto(f"{stack.web_url}/dashboard/")
+    row = tab.locator(f"tr[data-result-id='{result.id}']")
+    row.wait_for()
+    assert "330 metres" in row.inner_text()
+    screenshot(tab, "1_queue")
+
+    row.locator("a.result-link").click()
+    tab.wait_for_url(re.compile(rf"/dashboard/results/{result.id}$"))
+    assert tab.locator("blockquote.context mark").inner_text() == result.claim_text
+    assert tab.locator("a.diff-link").get_attribute("href") == f"{LOCAL_WIKI}/index.php?diff=42&oldid=41"
+    suggestion = tab.locator("article.suggestion").first
+    assert suggestion.locator("a.suggestion-link").get_attribute("href") == DOCS[0].url
+    assert "330 metres" in suggestion.locator("blockquote.evidence mark").inner_text()
+    assert suggestion.locator("textarea.cite-text").input_value().startswith(f"{{{{cite web |url={DOCS[0].url}")
+    screenshot(tab, "2_detail")
+
+    tab.locator("form.dismiss-form input[value='source-is-fine']").check()
+    tab.locator("form.dismiss-form textarea[name='comment']").fill("The page is about salmon, but see p. 2.")
+    tab.locator("form.dismiss-form input[name='user']").fill("Patroller")
+    tab.locator("form.dismiss-form button.dismiss").click()
+    tab.wait_for_url(re.compile(r"saved=dismiss"))
+    assert tab.locator("p.notice").inner_text() == "Saved: dismissed."
+    screenshot(tab, "3_dismissed")
+
+    assert store.result(result.id).review_status == "dismissed"
+    [feedback] = store.feedback_for(result.id)
+    assert (feedback.action, feedback.reason, feedback.user) == ("dismiss", "source-is-fine", "Patroller")
+    tab.goto(f"{stack.web_url}/dashboard/")
+    assert tab.locator(f"tr[data-result-id='{result.id}']").count() == 0
+    assert tab.side_errors == []
+
+
+def test_a_dismissal_needs_a_reason_in_the_browser(stack, flagged_check, tab):
+    """The form will not submit without a reason (HTML ``required``), so nothing is stored."""
+    [result] = stack.store().results(flagged_check)
+    before = stack.store().feedback_for(result.id)
+    tab.goto(f"{stack.web_url}/dashboard/results/{result.id}")
+    tab.locator("form.dismiss-form button.dismiss").click()
+    assert tab.evaluate("document.querySelector('form.dismiss-form input[name=reason]').validity.valueMissing")
+    assert tab.url.endswith(f"/dashboard/results/{result.id}")
+    assert stack.store().feedback_for(result.id) == before
+
+
+def test_copy_button_copies_the_citation(stack, flagged_check, tab):
+    [result] = stack.store().results(flagged_check)
+    tab.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.web_url)
+    tab.goto(f"{stack.web_url}/dashboard/results/{result.id}")
+    tab.locator("button.copy").first.click()
+    assert tab.locator("button.copy").first.inner_text() == "Copied"
+    assert tab.evaluate("navigator.clipboard.readText()").startswith("{{cite web |url=")
+
+
+def test_stats_page_renders_its_plots(stack, flagged_check, tab):
+    tab.goto(f"{stack.web_url}/dashboard/stats")
+    assert tab.locator("svg.chart").count() == 4
+    assert tab.locator("svg rect.bar-flagged").count() >= 2  # the score histogram and the day
+    box = tab.locator("svg.chart").first.bounding_box()
+    assert box["width"] > 500 and box["height"] > 150
+    screenshot(tab, "4_stats")
+    assert tab.side_errors == []
+
+
+# -- reliability over real HTTP -----------------------------------------------------------------
+
+def checks_in_store(stack) -> int:
+    return len(stack.store().checks(limit=1000))
+
+
+def test_served_app_refuses_bad_requests_and_stores_nothing(stack, flagged_check):
+    api, before = stack.api_url, checks_in_store(stack)
+    cases = [
+        (requests.post(f"{api}/checks", data=b'{"wiki": ', headers={"Content-Type": "application/json"},
+                       timeout=10), 400),
+        (requests.post(f"{api}/checks", data=b"x" * (1024 * 1024), headers={"Content-Type": "application/json"},
+                       timeout=30), 413),
+        (requests.post(f"{api}/checks", data="wiki=enwiki", timeout=10), 415),
+        (requests.get(f"{api}/checks/chk_{'0' * 32}", timeout=10), 404),
+        (requests.post(f"{api}/checks", json={"wiki": "enwiki", "title": "A", "claims": [{"text": "A."}]},
+                       headers={"Origin": "https://evil.example"}, timeout=10), 403),
+        (requests.delete(f"{api}/checks", timeout=10), 405),
+    ]
+    for response, status in cases:
+        assert response.status_code == status, response.text
+        assert response.headers["Content-Type"] == "application/json"
+        assert set(json.loads(response.text)["error"]) == {"code", "message"}
+    assert checks_in_store(stack) == before
+
+
+def test_served_app_reports_health_with_a_live_worker(stack):
+    body = requests.get(f"{stack.web_url}/healthz", timeout=10).json()
+    assert body["status"] == "ok", body
+    assert body["components"]["workers"]["live"] == 1
+    metrics = requests.get(f"{stack.web_url}/metrics", timeout=10).text
+    assert 'side_checks{status="done"}' in metrics
