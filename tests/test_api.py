@@ -122,6 +122,24 @@ def test_wikitext_without_citations_is_422_and_stores_nothing(client, store, que
     assert_nothing_stored(store, queue)
 
 
+def test_wikitext_with_too_many_citations_is_422(client, store, queue):
+    wikitext = " ".join(f"Fact {n}.<ref>[https://example.org/{n} S{n}]</ref>" for n in range(51))
+    response = client.post("/api/v1/checks", json={"wiki": "enwiki", "title": "A", "wikitext": wikitext})
+    assert_error(response, 422, "too_many_citations")
+    assert_nothing_stored(store, queue)
+
+
+def test_a_failed_check_submitted_again_is_queued_again(client, store, queue):
+    check = client.post("/api/v1/checks", json=claims_body()).get_json()["check"]
+    queue.empty()  # the worker took the job ...
+    store.start(check["id"])
+    store.fail(check["id"], "SourceFetchError: timed out")  # ... and it failed for good
+    assert client.get(f"/api/v1/checks/{check['id']}").get_json()["check"]["error"].startswith("SourceFetch")
+    again = client.post("/api/v1/checks", json=claims_body())
+    assert again.status_code == 202 and again.get_json()["check"]["status"] == "queued"
+    assert queue.job_ids == [check["id"]]
+
+
 def test_browser_call_from_an_allowed_wiki_is_the_gadget(client, store):
     response = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": WIKI_ORIGIN})
     assert response.status_code == 202
