@@ -25,6 +25,7 @@ from workers.queue import (
     get_queue,
     job_status,
     redis_connection,
+    requeue_lost,
     retry_policy,
     submit,
 )
@@ -229,3 +230,16 @@ def test_redis_server_fixture_keeps_data_across_a_crash(redis_db):
         redis_db.stop()
         redis.Redis.from_url(redis_db.url, socket_connect_timeout=0.5).ping()
     redis_db.start()
+
+
+def test_checks_whose_jobs_redis_lost_are_queued_again(store, queue, config):
+    waiting, _ = store.add_check(new_check(revision=1))  # row written, job never queued
+    running, _ = submit(store, queue, new_check(revision=2), config)
+    store.start(running.id)
+    pending, _ = submit(store, queue, new_check(revision=3), config)
+    queue.connection.delete(f"rq:job:{running.id}")  # lost from Redis mid-run
+    assert requeue_lost(store, queue, config, older_than_s=60) == []  # too young: producer may be busy
+    assert sorted(requeue_lost(store, queue, config, older_than_s=0)) == sorted([waiting.id, running.id])
+    assert store.check(running.id).status == "queued"
+    assert job_status(queue, waiting.id) == job_status(queue, pending.id) == "queued"
+    assert requeue_lost(store, queue, config, older_than_s=0) == []

@@ -174,6 +174,16 @@ def test_a_killed_worker_s_job_without_retries_is_failed_with_the_reason(stack, 
     assert done.status == "done" and len(stack.store().results(record.id)) == 1
 
 
+def test_a_check_whose_job_redis_lost_is_queued_again(stack, sources):
+    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=106,
+                   claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1")])
+    record, created = stack.store().add_check(new)  # the row exists, its job never reached Redis
+    assert created and stack.queue().fetch_job(record.id) is None
+    done = stack.wait_for(record.id, timeout=60)  # a worker's maintenance queues it again
+    assert done.status == "done" and len(stack.store().results(record.id)) == 1
+    assert "no job in Redis; queued it again" in "".join(p.log_path.read_text() for p in stack.workers)
+
+
 # -- Redis restarts ---------------------------------------------------------------------------
 
 

@@ -18,17 +18,19 @@ Retries back off exponentially (``retry_backoff_s``, doubled per attempt); a job
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 import redis
 from rq import Queue, Retry
+from rq.defaults import RQ_KEY_PREFIX
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from side.config import ServiceConfig
 from side.errors import SideError
-from side.store import CheckRecord, NewCheck, Store
+from side.store import CheckRecord, NewCheck, Store, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +44,11 @@ RESULT_TTL_S = 24 * 3600
 FAILURE_TTL_S = 30 * 24 * 3600
 #: Seconds to wait for a TCP connection to Redis before calling it unreachable.
 CONNECT_TIMEOUT_S = 5.0
-#: Lock held while one process decides whether to enqueue a check (two API requests at once).
-_SUBMIT_LOCK = "side:submit:{}"
+#: Seconds a queued/running check may lack a job in Redis before :func:`requeue_lost` queues it.
+REQUEUE_AFTER_S = 300
+#: Lock held while one process decides whether to enqueue a check (two API requests at once);
+#: under RQ's key prefix (``RQ_KEY_PREFIX``), so tools sharing one Redis do not collide.
+_SUBMIT_LOCK = RQ_KEY_PREFIX + ":side:submit:{}"
 
 
 class QueueUnavailableError(SideError):
@@ -162,6 +167,30 @@ def submit(store: Store, queue: Queue, new: NewCheck, config: ServiceConfig) -> 
         store.requeue(record.id)
         record = store.check(record.id) or record
     return record, enqueued
+
+
+def requeue_lost(store: Store, queue: Queue, config: ServiceConfig, older_than_s: float = REQUEUE_AFTER_S,
+                 limit: int = 200) -> list[str]:
+    """Queue again the checks the store calls queued or running but Redis holds no job for.
+
+    The store is the durable record; Redis may lose jobs (a shared Redis without persistence,
+    a flushed or replaced instance). Checks younger than ``older_than_s`` are left alone: their
+    producer may be between writing the row and queueing the job. Returns the check ids.
+    """
+    cutoff = utcnow() - timedelta(seconds=older_than_s)
+    lost = []
+    for status in ("queued", "running"):
+        for record in store.checks(status=status, limit=limit):
+            if record.created_at > cutoff or fetch_job(queue, record.id) is not None:
+                continue
+            with queue.connection.lock(_SUBMIT_LOCK.format(record.id), timeout=30, blocking_timeout=10):
+                if not enqueue_check(queue, record, config):
+                    continue
+            if record.status != "queued":
+                store.requeue(record.id)
+            log.warning("check %s was %s with no job in Redis; queued it again", record.id, record.status)
+            lost.append(record.id)
+    return lost
 
 
 def queue_summary(queue: Queue) -> dict[str, Any]:

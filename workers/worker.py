@@ -42,11 +42,11 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
-from side.config import Config, load_config
+from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.health import failure_reason
 from workers.jobs import WorkerContext, set_context
-from workers.queue import QueueUnavailableError, get_queue, redis_connection
+from workers.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,12 @@ class ThreadScheduler(RQScheduler):
 class SideWorker(SimpleWorker):
     """A SimpleWorker with heartbeats during jobs, a threaded scheduler and store reconciliation."""
 
-    def __init__(self, *args: Any, store: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, store: Any = None, service: ServiceConfig | None = None,
+                 requeue_after_s: float = REQUEUE_AFTER_S, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.store = store
+        self.service = service
+        self.requeue_after_s = requeue_after_s
         self.jobs_done = 0
         #: Set by SIGTERM/SIGINT: the work loop ended on purpose and is not to be restarted.
         self.stop_asked = False
@@ -171,10 +174,20 @@ class SideWorker(SimpleWorker):
     # -- maintenance ------------------------------------------------------------------------
 
     def run_maintenance_tasks(self) -> None:
+        """RQ's cleanup, then the store brought in line with what Redis knows (and lost)."""
         super().run_maintenance_tasks()
-        if self.store is not None:
-            for queue in self.queues:
+        if self.store is None or self.service is None:
+            return
+        for queue in self.queues:
+            if not queue.acquire_maintenance_lock():  # one worker at a time reconciles
+                continue
+            try:
                 mark_failed_checks(self.store, queue)
+                requeue_lost(self.store, queue, self.service, self.requeue_after_s)
+            except Exception as exc:  # noqa: BLE001 - the store may be down; the next pass retries
+                log.warning("store reconciliation skipped: %s", exc)
+            finally:
+                queue.release_maintenance_lock()
 
 
 def mark_failed_checks(store: Any, queue: Queue, limit: int = RECONCILE_LIMIT) -> int:
@@ -220,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--maintenance", type=int, default=DEFAULT_MAINTENANCE_S, metavar="S",
                    help=f"seconds between maintenance passes that recover abandoned jobs "
                    f"(default {DEFAULT_MAINTENANCE_S})")
+    p.add_argument("--requeue-after", type=int, default=REQUEUE_AFTER_S, metavar="S",
+                   help=f"queue again checks the store has waited on for S seconds with no job in Redis, "
+                   f"e.g. after Redis lost its data (default {REQUEUE_AFTER_S})")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -251,6 +267,7 @@ def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redi
                 name: str) -> SideWorker:
     queue = get_queue(connection, config.service)
     return SideWorker([queue], connection=connection, name=name, serializer=JSONSerializer, store=store,
+                      service=config.service, requeue_after_s=args.requeue_after,
                       job_monitoring_interval=args.heartbeat, maintenance_interval=args.maintenance,
                       worker_ttl=max(20, args.maintenance + 15))
 
@@ -303,9 +320,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from side.store import Store
 
         store = Store.open(config.database_url)
-        set_context(WorkerContext(store=store, checker=load_checker(config, args)))
     except (SideError, QueueUnavailableError) as exc:
         print(f"side-worker: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        set_context(WorkerContext(store=store, checker=load_checker(config, args)))
+    except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
+        log.debug("model load failed", exc_info=True)
+        print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        store.close()
         return 2
     log.info("results store: %s; queue %r on %s", store.engine.url.render_as_string(hide_password=True),
              config.service.queue, connection.connection_pool.connection_kwargs.get("host", "?"))

@@ -39,9 +39,9 @@ from side.config import ServiceConfig
 from side.store import CheckRecord, NewCheck, Store
 from workers.stack import WEB_MODULE, Part, Stack
 
-#: Worker options for tests: quick heartbeats and maintenance, so a killed worker's job is
-#: recovered within seconds instead of minutes.
-TEST_WORKER_ARGS = ["--heartbeat", "2", "--maintenance", "3"]
+#: Worker options for tests: quick heartbeats and maintenance, so a killed worker's job (or
+#: one Redis lost) is recovered within seconds instead of minutes.
+TEST_WORKER_ARGS = ["--heartbeat", "2", "--maintenance", "3", "--requeue-after", "3"]
 TEST_ENV = {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
             "TOKENIZERS_PARALLELISM": "false"}
 
