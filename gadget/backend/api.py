@@ -129,5 +129,6 @@ def post_feedback() -> tuple[Response, int]:
     record = svc.store.add_feedback(given.result_id, given.action, reason=given.reason, user=given.user,
                                     suggestion_url=given.suggestion_url, comment=given.comment)
     result = svc.store.result(given.result_id)
-    assert result is not None
+    if result is None:  # deleted in between (the store cascades from its check)
+        raise NotFoundError(f"no result {given.result_id}")
     return jsonify({"feedback": record.to_dict(), "result": svc.presenter.result(result)}), 201

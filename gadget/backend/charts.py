@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from markupsafe import Markup, escape
 
@@ -123,7 +124,7 @@ def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series]
 def score_histogram(bins: Sequence[float], ok: Sequence[int], flagged: Sequence[int],
                     flag_threshold: float) -> Markup:
     """Support scores of checked citations, flagged ones stacked on top, threshold marked."""
-    categories = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(bins, bins[1:])]
+    categories = [f"{lo:.1f}–{hi:.1f}" for lo, hi in pairwise(bins)]
     series = [Series("not flagged", ok, "bar-ok"), Series("flagged", flagged, "bar-flagged")]
     return stacked_bars("Distribution of support scores", categories, series, edges=[f"{b:.1f}" for b in bins],
                         markers=[(flag_threshold, f"flag threshold {flag_threshold:.2f}")])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from side.errors import InputError, SideError
@@ -115,7 +115,9 @@ def _handle_http(exc: HTTPException) -> Response:
     status = exc.code or 500
     code = HTTP_CODES.get(status, "bad_request" if status < 500 else "internal_error")
     message = exc.description or exc.name
-    if status == 429:
+    if status == 413:
+        message = f"the body is larger than {current_app.config['MAX_CONTENT_LENGTH']} bytes"
+    elif status == 429:
         message = f"rate limit exceeded ({exc.description}); retry later"
     return error_response(status, code, message, exc.get_headers())
 
