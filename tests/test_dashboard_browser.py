@@ -5,30 +5,26 @@ with the shipped verifier and a small evidence index, ``python -m gadget.backend
 A wikitext snippet citing a page that does not support its claim is submitted through the API;
 the worker flags it and suggests a better source; a patroller opens the queue in Chromium,
 reads the detail page and dismisses the flag with a reason, and the store records it.
-Screenshots of each step are kept under artifacts/screenshots/. The served app is also checked
-for the reliability rules over real HTTP (waitress in front): malformed JSON, huge bodies,
-unknown ids and disallowed origins get the right 4xx and store nothing.
+Screenshots of each step are kept under artifacts/screenshots/ (the ``page`` fixture of
+tests/harness/browser.py drives Debian's Chromium through Playwright). The served app is also
+checked for the reliability rules over real HTTP (waitress in front): malformed JSON, huge
+bodies, unknown ids and disallowed origins get the right 4xx and store nothing.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 import requests
+from harness.browser import save_screenshot
 from httpserver import LocalServer, Response
 
 from side.corpus import Document, build_corpus
 from side.retrieval import build_index
 
-CHROMIUM = os.environ.get("SIDE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 LOCAL_WIKI = "http://wiki.test:8080"
 #: Seconds the worker may take to load the model and score the check on 2 CPU cores.
 CHECK_TIMEOUT_S = 240
@@ -69,35 +65,8 @@ def stack(service_stack, var_dir):
                                                "SIDE_SERVICE_RATE_LIMIT": "1000/minute"})
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    """Debian's Chromium through Playwright (nothing downloaded)."""
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def tab(chromium):
-    context = chromium.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    page.side_errors = []
-    page.on("pageerror", lambda e: page.side_errors.append(str(e)))
-    page.on("console", lambda m: page.side_errors.append(m.text) if m.type == "error" else None)
-    yield page
-    context.close()
-
-
 def screenshot(page, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"dashboard_{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
+    return save_screenshot(page, f"dashboard_{name}")
 
 
 @pytest.fixture(scope="module")
@@ -114,73 +83,73 @@ def flagged_check(stack, sources):
     return check_id
 
 
-def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, tab):
+def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, page):
     store = stack.store()
     [result] = store.results(flagged_check)
     assert result.flagged and result.suggestions, result.to_dict()
     api = requests.get(f"{stack.api_url}/checks/{flagged_check}", timeout=10).json()["check"]
     assert api["results"][0]["verdict"] == "fails"
 
-    tab.goto(f"{stack.web_url}/dashboard/")
-    row = tab.locator(f"tr[data-result-id='{result.id}']")
+    page.goto(f"{stack.web_url}/dashboard/")
+    row = page.locator(f"tr[data-result-id='{result.id}']")
     row.wait_for()
     assert "330 metres" in row.inner_text()
-    screenshot(tab, "1_queue")
+    screenshot(page, "1_queue")
 
     row.locator("a.result-link").click()
-    tab.wait_for_url(re.compile(rf"/dashboard/results/{result.id}$"))
-    assert tab.locator("blockquote.context mark").inner_text() == result.claim_text
-    assert tab.locator("a.diff-link").get_attribute("href") == f"{LOCAL_WIKI}/index.php?diff=42&oldid=41"
-    suggestion = tab.locator("article.suggestion").first
+    page.wait_for_url(re.compile(rf"/dashboard/results/{result.id}$"))
+    assert page.locator("blockquote.context mark").inner_text() == result.claim_text
+    assert page.locator("a.diff-link").get_attribute("href") == f"{LOCAL_WIKI}/index.php?diff=42&oldid=41"
+    suggestion = page.locator("article.suggestion").first
     assert suggestion.locator("a.suggestion-link").get_attribute("href") == DOCS[0].url
     assert "330 metres" in suggestion.locator("blockquote.evidence mark").inner_text()
     assert suggestion.locator("textarea.cite-text").input_value().startswith(f"{{{{cite web |url={DOCS[0].url}")
-    screenshot(tab, "2_detail")
+    screenshot(page, "2_detail")
 
-    tab.locator("form.dismiss-form input[value='source-is-fine']").check()
-    tab.locator("form.dismiss-form textarea[name='comment']").fill("The page is about salmon, but see p. 2.")
-    tab.locator("form.dismiss-form input[name='user']").fill("Patroller")
-    tab.locator("form.dismiss-form button.dismiss").click()
-    tab.wait_for_url(re.compile(r"saved=dismiss"))
-    assert tab.locator("p.notice").inner_text() == "Saved: dismissed."
-    screenshot(tab, "3_dismissed")
+    page.locator("form.dismiss-form input[value='source-is-fine']").check()
+    page.locator("form.dismiss-form textarea[name='comment']").fill("The page is about salmon, but see p. 2.")
+    page.locator("form.dismiss-form input[name='user']").fill("Patroller")
+    page.locator("form.dismiss-form button.dismiss").click()
+    page.wait_for_url(re.compile(r"saved=dismiss"))
+    assert page.locator("p.notice").inner_text() == "Saved: dismissed."
+    screenshot(page, "3_dismissed")
 
     assert store.result(result.id).review_status == "dismissed"
     [feedback] = store.feedback_for(result.id)
     assert (feedback.action, feedback.reason, feedback.user) == ("dismiss", "source-is-fine", "Patroller")
-    tab.goto(f"{stack.web_url}/dashboard/")
-    assert tab.locator(f"tr[data-result-id='{result.id}']").count() == 0
-    assert tab.side_errors == []
+    page.goto(f"{stack.web_url}/dashboard/")
+    assert page.locator(f"tr[data-result-id='{result.id}']").count() == 0
+    assert page.side_console == []
 
 
-def test_a_dismissal_needs_a_reason_in_the_browser(stack, flagged_check, tab):
+def test_a_dismissal_needs_a_reason_in_the_browser(stack, flagged_check, page):
     """The form will not submit without a reason (HTML ``required``), so nothing is stored."""
     [result] = stack.store().results(flagged_check)
     before = stack.store().feedback_for(result.id)
-    tab.goto(f"{stack.web_url}/dashboard/results/{result.id}")
-    tab.locator("form.dismiss-form button.dismiss").click()
-    assert tab.evaluate("document.querySelector('form.dismiss-form input[name=reason]').validity.valueMissing")
-    assert tab.url.endswith(f"/dashboard/results/{result.id}")
+    page.goto(f"{stack.web_url}/dashboard/results/{result.id}")
+    page.locator("form.dismiss-form button.dismiss").click()
+    assert page.evaluate("document.querySelector('form.dismiss-form input[name=reason]').validity.valueMissing")
+    assert page.url.endswith(f"/dashboard/results/{result.id}")
     assert stack.store().feedback_for(result.id) == before
 
 
-def test_copy_button_copies_the_citation(stack, flagged_check, tab):
+def test_copy_button_copies_the_citation(stack, flagged_check, page):
     [result] = stack.store().results(flagged_check)
-    tab.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.web_url)
-    tab.goto(f"{stack.web_url}/dashboard/results/{result.id}")
-    tab.locator("button.copy").first.click()
-    assert tab.locator("button.copy").first.inner_text() == "Copied"
-    assert tab.evaluate("navigator.clipboard.readText()").startswith("{{cite web |url=")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.web_url)
+    page.goto(f"{stack.web_url}/dashboard/results/{result.id}")
+    page.locator("button.copy").first.click()
+    assert page.locator("button.copy").first.inner_text() == "Copied"
+    assert page.evaluate("navigator.clipboard.readText()").startswith("{{cite web |url=")
 
 
-def test_stats_page_renders_its_plots(stack, flagged_check, tab):
-    tab.goto(f"{stack.web_url}/dashboard/stats")
-    assert tab.locator("svg.chart").count() == 4
-    assert tab.locator("svg rect.bar-flagged").count() >= 2  # the score histogram and the day
-    box = tab.locator("svg.chart").first.bounding_box()
+def test_stats_page_renders_its_plots(stack, flagged_check, page):
+    page.goto(f"{stack.web_url}/dashboard/stats")
+    assert page.locator("svg.chart").count() == 4
+    assert page.locator("svg rect.bar-flagged").count() >= 2  # the score histogram and the day
+    box = page.locator("svg.chart").first.bounding_box()
     assert box["width"] > 500 and box["height"] > 150
-    screenshot(tab, "4_stats")
-    assert tab.side_errors == []
+    screenshot(page, "4_stats")
+    assert page.side_console == []
 
 
 # -- reliability over real HTTP -----------------------------------------------------------------
