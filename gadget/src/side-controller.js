@@ -44,11 +44,16 @@ function createController( o ) {
 		} );
 	}
 
+	/* Read the citations again from the text, and show them. */
 	function refresh() {
 		uses = checkable( refs.findRefs( o.editor.getText() ) );
+		render();
+	}
+
+	function render() {
 		o.panel.render( uses.map( function ( use, index ) {
 			return { key: use.key, number: index + 1, text: use.text, result: results[ use.key ] || null,
-				failed: !!failed[ use.key ], inserted: inserted[ use.key ] };
+				pending: !!sent[ use.key ], inserted: inserted[ use.key ] };
 		} ) );
 		updateStatus();
 	}
@@ -131,7 +136,7 @@ function createController( o ) {
 		batch.forEach( function ( use ) {
 			sent[ use.key ] = true;
 		} );
-		updateStatus();
+		render();
 		o.client.submit( payload( batch ) ).then( function ( check ) {
 			finish( batch, check );
 			settle( batch );

@@ -31,6 +31,17 @@ var ERROR_MESSAGES = {
 	failed: 'side-error-failed'
 };
 
+/* The evidence sentence with the highest score (the list may be in source order). */
+function strongest( evidence ) {
+	var best = null;
+	( evidence || [] ).forEach( function ( sentence ) {
+		if ( sentence && sentence.text && ( !best || ( sentence.score || 0 ) > ( best.score || 0 ) ) ) {
+			best = sentence;
+		}
+	} );
+	return best && best.text;
+}
+
 /**
  * @param {Object} options
  * @param {Document} options.document
@@ -163,7 +174,7 @@ function createPanel( options ) {
 	}
 
 	function hintRow( item ) {
-		var result = item.result, verdict = result ? result.verdict : ( item.failed ? 'none' : 'pending' ),
+		var result = item.result, verdict = result ? result.verdict : ( item.pending ? 'pending' : 'none' ),
 			row = el( 'li', 'side-hint side-hint--' + verdict, null, { 'data-side-key': item.key, 'data-side-verdict': verdict } ),
 			head = el( 'div', 'side-hint__head' ), evidence, suggestions;
 		// Messages: side-verdict-supported, side-verdict-unclear, side-verdict-fails,
@@ -176,7 +187,7 @@ function createPanel( options ) {
 		head.appendChild( el( 'q', 'side-hint__claim', item.text ) );
 		row.appendChild( head );
 		if ( result ) {
-			evidence = result.evidence && result.evidence[ 0 ] && result.evidence[ 0 ].text;
+			evidence = strongest( result.evidence );
 			row.appendChild( el( 'div', 'side-hint__evidence', evidence ?
 				msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) ) );
 		}
@@ -194,7 +205,8 @@ function createPanel( options ) {
 	/**
 	 * Show the citations (in text order) and the state of each.
 	 *
-	 * @param {Array.<Object>} items key, number, text, result (or null), failed, inserted
+	 * @param {Array.<Object>} items key, number, text, result (or null), pending (sent, no answer
+	 *  yet), inserted (suggestion URLs already inserted)
 	 */
 	function render( items ) {
 		list.textContent = '';

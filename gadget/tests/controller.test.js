@@ -40,7 +40,7 @@ const settled = () => until( () => document.querySelector( '.side-hint' ) &&
 
 function result( key, verdict, extra = {} ) {
 	return Object.assign( { client_key: key, verdict, flagged: verdict === 'fails', suggestions: [],
-		evidence: [ { text: `Evidence for ${ verdict }.`, score: 0.9 } ] }, extra );
+		evidence: [ { text: 'A weaker sentence.', score: 0.2 }, { text: `Evidence for ${ verdict }.`, score: 0.9 } ] }, extra );
 }
 
 /* An editor over a string, as side-editors.js provides for a textarea. */
@@ -182,6 +182,8 @@ describe( 'the hints controller', () => {
 		expect( panel.element.getAttribute( 'data-side-error' ) ).toBe( 'unreachable' );
 		expect( document.querySelectorAll( '.cdx-message' ) ).toHaveLength( 1 );
 		expect( document.querySelector( '.cdx-message' ).textContent ).toContain( 'cannot be reached' );
+		expect( hint( 'pending' ) ).toBeNull();
+		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
 		editor.type( TEXT + ' More text.' );
 		await flush();
 		expect( client.payloads ).toHaveLength( 1 );
@@ -206,6 +208,6 @@ describe( 'the hints controller', () => {
 		expect( client.payloads ).toHaveLength( 1 );
 		expect( hint( 'pending' ) ).toBeNull();
 		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
-		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked' );
+		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked yet' );
 	} );
 } );

@@ -1,0 +1,249 @@
+"""The editor gadget end to end: a real MediaWiki, the real service and worker, real Chromium.
+
+The wiki (Debian's MediaWiki 1.39 with Gadgets, WikiEditor and Cite) gets the gadget through
+``python -m gadget.deploy`` as an interface admin would install it (BotPassword, Action API):
+``MediaWiki:Gadgets-definition`` plus the ``MediaWiki:Gadget-side*`` package pages. An editor
+account turns the gadget on in its preferences and opens ``action=edit`` on an article with
+two citations, served by a local HTTP server:
+
+* the good one cites a page that says what the sentence says;
+* the bad one cites a weather report; the worker's evidence index holds a page that does
+  support the sentence, which the gadget offers as a better source.
+
+The test waits for the hints, checks the verdicts, clicks "Insert citation" and checks the
+textarea. Other tests break the service on purpose (down, blocked by a Content-Security-
+Policy) and check the editor keeps working with one calm message. Screenshots are kept in
+``artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from harness.browser import save_screenshot
+from harness.mediawiki import Account
+from harness.redis import free_port
+from httpserver import LocalServer, Response
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+TITLE = "Alsea (company)"
+EDITOR = "Gadgeteer"
+GOOD_CLAIM = "Alsea operates Starbucks coffee shops in Mexico, Argentina and Chile."
+BAD_CLAIM = "Alsea was founded in Mexico City in 1997."
+ALSEA = (b"<html><head><title>Alsea annual report</title></head><body>"
+         b"<p>Alsea operates Starbucks coffee shops in Mexico, Argentina and Chile.</p>"
+         b"<p>It also operates Domino's Pizza and Burger King restaurants.</p></body></html>")
+WEATHER_TEXT = "Tomorrow will be sunny with light winds along the coast. Temperatures reach 25 degrees."
+WEATHER = f"<html><head><title>Weather</title></head><body><p>{WEATHER_TEXT}</p></body></html>".encode()
+HISTORY_TEXT = ("Alsea was founded in Mexico City in 1997 by the Torrado family. "
+                "Today the company runs restaurants in Latin America and Spain.")
+#: Waits for the worker (model loaded at start, source fetched, index searched).
+HINT_TIMEOUT_MS = 180_000
+
+
+def article(sources: LocalServer) -> str:
+    return (f"'''Alsea''' is a Mexican restaurant operator.\n\n== Business ==\n"
+            f"{GOOD_CLAIM}<ref>{{{{cite web |url={sources.url('/alsea')} |title=Alsea annual report}}}}</ref> "
+            f"{BAD_CLAIM}<ref>[{sources.url('/weather')} Weather report]</ref>\n\n"
+            f"== References ==\n<references />\n")
+
+
+@pytest.fixture(scope="module")
+def sources():
+    with LocalServer() as server:
+        server.add("/alsea", Response(body=ALSEA))
+        server.add("/weather", Response(body=WEATHER))
+        server.add("/alsea-history", Response(body=f"<html><body><p>{HISTORY_TEXT}</p></body></html>".encode()))
+        yield server
+
+
+@pytest.fixture(scope="module")
+def var_dir(tmp_path_factory: pytest.TempPathFactory, sources: LocalServer) -> Path:
+    """A worker var folder with a small evidence index: the better source and a distractor."""
+    folder = tmp_path_factory.mktemp("gadget-var")
+    documents = folder / "documents.jsonl"
+    rows = [{"url": sources.url("/alsea-history"), "title": "Alsea history", "text": HISTORY_TEXT},
+            {"url": sources.url("/weather"), "title": "Weather", "text": WEATHER_TEXT}]
+    documents.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "side", "index", "build", "--jsonl", str(documents),
+                    "--out", str(folder / "index")], check=True, capture_output=True, timeout=300, cwd=REPO)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def stack(service_stack, mediawiki, var_dir):
+    return service_stack(var_dir=var_dir, env={
+        "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
+        "SIDE_SERVICE_CORS_ORIGINS": mediawiki.url,
+        "SIDE_SERVICE_WIKI_URLS": f"{mediawiki.dbname}={mediawiki.url}",
+    })
+
+
+def deploy(mediawiki, password: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gadget.deploy", "--api", mediawiki.api,
+                           "--user", "Admin@side-deploy", "--password", password, *extra],
+                          check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def installed(mediawiki, stack, sources):
+    """The gadget deployed (as an interface admin, through the API), an editor who enabled it,
+    and the article. Returns the editor's password."""
+    password = secrets.token_hex(16)
+    mediawiki.run_maintenance("createBotPassword.php", "--appid", "side-deploy", "--grants",
+                              "basic,highvolume,editpage,createeditmovepage,editsiteconfig", "Admin", password)
+    dry = deploy(mediawiki, password, "--service-url", stack.web_url, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would create  MediaWiki:Gadget-side.js" in dry.stdout
+    assert mediawiki.page_text("MediaWiki:Gadget-side.js") is None, "a dry run wrote a page"
+    done = deploy(mediawiki, password, "--service-url", stack.web_url)
+    assert done.returncode == 0, done.stderr
+    editor_password = "Editor-" + secrets.token_hex(8)
+    mediawiki.run_maintenance("createAndPromote.php", EDITOR, editor_password)
+    mediawiki.accounts[EDITOR] = Account(EDITOR, editor_password)
+    mediawiki.call({"action": "options", "change": "gadget-side=1", "token": mediawiki.token(EDITOR)},
+                   EDITOR, post=True)
+    mediawiki.edit(TITLE, article(sources), user="Alice", summary="article for the gadget test")
+    return {"password": editor_password, "deploy_password": password}
+
+
+def grant_consent(mediawiki) -> None:
+    """What the consent prompt's "Allow" saves, set through the API for tests about errors."""
+    mediawiki.call({"action": "options", "change": "userjs-side-consent=granted",
+                    "token": mediawiki.token(EDITOR)}, EDITOR, post=True)
+
+
+def login(page, mediawiki, password: str) -> None:
+    page.goto(f"{mediawiki.index}?title=Special:UserLogin")
+    page.fill("#wpName1", EDITOR)
+    page.fill("#wpPassword1", password)
+    page.click("#wpLoginAttempt")
+    page.wait_for_selector("#pt-userpage, #pt-userpage-2", state="attached")
+
+
+def open_editor(page, mediawiki) -> None:
+    page.goto(f"{mediawiki.index}?title={quote(TITLE.replace(' ', '_'))}&action=edit")
+    page.wait_for_selector(".wikiEditor-ui-toolbar")
+    page.wait_for_selector(".side-panel")
+
+
+def wait_for_verdicts(page, count: int) -> None:
+    """Until ``count`` citations are listed, each with a verdict from the service."""
+    page.wait_for_function(
+        """count => {
+            const hints = [...document.querySelectorAll('.side-hint')];
+            return hints.length === count && hints.every(h => ['supported', 'unclear', 'fails']
+                .includes(h.getAttribute('data-side-verdict')));
+        }""", arg=count, timeout=HINT_TIMEOUT_MS)
+
+
+def hint(page, verdict: str):
+    return page.locator(f'.side-hint[data-side-verdict="{verdict}"]')
+
+
+def test_the_deploy_script_installs_the_gadget_pages(mediawiki, installed, stack):
+    definition = mediawiki.page_text("MediaWiki:Gadgets-definition")
+    line = (REPO / "gadget" / "gadget-definition.txt").read_text(encoding="utf-8").strip()
+    assert line in definition.splitlines()
+    config = json.loads(mediawiki.page_text("MediaWiki:Gadget-side-config.json"))
+    assert config["apiUrl"] == stack.web_url
+    assert mediawiki.page_text("MediaWiki:Gadget-side-refs.js") == (
+        REPO / "gadget" / "src" / "side-refs.js").read_text(encoding="utf-8").rstrip("\n")
+    gadgets = mediawiki.call({"action": "query", "list": "gadgets", "gaprop": "id|metadata"})["query"]["gadgets"]
+    side = next(g for g in gadgets if g["id"] == "side")
+    assert side["metadata"]["settings"]["default"] is False
+    assert "side-messages.json" in " ".join(side["metadata"]["module"]["datas"])
+    again = deploy(mediawiki, installed["deploy_password"], "--service-url", stack.web_url)
+    assert again.returncode == 0 and "create" not in again.stdout and "update" not in again.stdout
+
+
+def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki, installed, stack, sources):
+    login(page, mediawiki, installed["password"])
+    open_editor(page, mediawiki)
+    panel = page.locator(".side-panel")
+    assert "Nothing is sent before you allow it" in panel.inner_text()
+    assert stack.web_url in panel.inner_text()
+    save_screenshot(page, "gadget-consent", full_page=False)
+    page.click(".side-consent-allow")
+
+    wait_for_verdicts(page, 2)
+    bad = hint(page, "fails")
+    assert bad.count() == 1
+    assert BAD_CLAIM in bad.inner_text()
+    good = page.locator(".side-hint").first
+    assert GOOD_CLAIM in good.inner_text()
+    assert good.get_attribute("data-side-verdict") in {"supported", "unclear"}
+    assert good.locator(".side-insert").count() == 0
+    assert "Source says:" in bad.inner_text()
+    suggestion = bad.locator(".side-suggestion").first
+    assert suggestion.locator("a").get_attribute("href") == sources.url("/alsea-history")
+    dashboard = page.locator(".side-panel__dashboard")
+    assert dashboard.get_attribute("href").startswith(f"{stack.web_url}/dashboard/checks/")
+    page.locator(".side-panel").scroll_into_view_if_needed()
+    save_screenshot(page, "gadget-hints")
+
+    textarea = page.locator("#wpTextbox1")
+    before = textarea.input_value()
+    bad_ref = f"{BAD_CLAIM}<ref>[{sources.url('/weather')} Weather report]</ref>"
+    assert bad_ref in before
+    bad.locator(".side-show").click()  # "[2]" selects the citation in the text
+    selection = textarea.evaluate("t => t.value.slice(t.selectionStart, t.selectionEnd)")
+    assert selection == f"<ref>[{sources.url('/weather')} Weather report]</ref>"
+    suggestion.locator(".side-insert").click()
+    after = textarea.input_value()
+    inserted = after[before.index(bad_ref) + len(bad_ref):]
+    assert inserted.startswith(f"<ref>{{{{cite web |url={sources.url('/alsea-history')} |title=Alsea history")
+    cite = inserted[: inserted.index("</ref>") + len("</ref>")]
+    assert after == before.replace(bad_ref, bad_ref + cite)
+    assert suggestion.locator(".side-insert").is_disabled()
+    assert suggestion.locator(".side-insert").inner_text() == "Inserted"
+
+    # The new citation is checked too, and only it is sent.
+    wait_for_verdicts(page, 3)
+    assert page.locator(".side-hint").nth(2).get_attribute("data-side-verdict") != "fails"
+    save_screenshot(page, "gadget-inserted")
+    assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console
+
+
+def test_a_service_that_is_down_shows_one_calm_message(page, mediawiki, installed):
+    port = free_port()  # nothing listens there
+    page.add_init_script(f"window.sideGadgetConfig = {{ apiUrl: 'http://127.0.0.1:{port}' }};")
+    grant_consent(mediawiki)
+    login(page, mediawiki, installed["password"])
+    open_editor(page, mediawiki)
+    page.wait_for_selector('.side-panel[data-side-error="unreachable"]', timeout=30_000)
+    assert page.locator(".side-panel .cdx-message").count() == 1
+    assert "cannot be reached" in page.locator(".side-panel .cdx-message").inner_text()
+    textarea = page.locator("#wpTextbox1")
+    textarea.press("Control+End")
+    textarea.type(" Typed while the service is down.")
+    assert textarea.input_value().endswith(" Typed while the service is down.")
+    save_screenshot(page, "gadget-service-down")
+    assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console
+
+
+def test_a_content_security_policy_block_is_named(page, mediawiki, installed, stack):
+    """A wiki whose CSP does not list the service in connect-src: the browser blocks the call."""
+
+    def with_csp(route):
+        response = route.fetch()
+        headers = {**response.headers, "content-security-policy": "connect-src 'self'"}
+        route.fulfill(response=response, headers=headers)
+
+    grant_consent(mediawiki)
+    login(page, mediawiki, installed["password"])
+    page.route(lambda url: "action=edit" in url, with_csp)
+    open_editor(page, mediawiki)
+    page.wait_for_selector('.side-panel[data-side-error="csp"]', timeout=30_000)
+    message = page.locator(".side-panel .cdx-message").inner_text()
+    assert "Content-Security-Policy" in message and stack.web_url in message
+    assert page.locator("#wpTextbox1").is_editable()
+    save_screenshot(page, "gadget-csp-blocked")
