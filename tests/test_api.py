@@ -432,3 +432,38 @@ def test_openapi_document_is_served(client, config):
                                       "/api/v1/pages/{wiki}/{title}", "/api/v1/feedback", "/healthz"}
     wikitext = document["components"]["schemas"]["WikitextCheck"]["properties"]["wikitext"]
     assert wikitext["maxLength"] == config.service.max_body_bytes // 2
+
+
+# -- configuration and entry points --------------------------------------------------------------
+
+def test_app_reads_toml_and_side_environment(tmp_path, redis_db):
+    from side.config import load_config
+
+    toml = tmp_path / "side.toml"
+    toml.write_text(f'''[service]
+redis_url = "{redis_db.url}"
+database_url = "sqlite:///{tmp_path / 'side.sqlite3'}"
+cors_origins = ["https://de.wikipedia.org"]
+public_url = "https://side.toolforge.org"
+
+[service.wiki_urls]
+localwiki = "http://127.0.0.1:8080"
+''')
+    config = load_config(toml, environ={"SIDE_SERVICE_CORS_ORIGINS": "https://fr.wikipedia.org,https://de.wikipedia.org",
+                                        "SIDE_SERVICE_RATE_LIMIT": "5/minute"})
+    app = create_app(config)
+    svc = app.extensions["side"]
+    assert svc.cors_origins == {"https://fr.wikipedia.org", "https://de.wikipedia.org"}
+    assert svc.links.diff("localwiki", 2, 1) == "http://127.0.0.1:8080/index.php?diff=2&oldid=1"
+    client = app.test_client()
+    check = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": "https://fr.wikipedia.org"})
+    assert check.headers["X-RateLimit-Limit"] == "5"
+    assert check.get_json()["check"]["dashboard_url"].startswith("https://side.toolforge.org/dashboard/checks/")
+    assert preflight(client, WIKI_ORIGIN).status_code == 403  # en.wikipedia.org is not on this list
+    svc.store.close()
+
+
+def test_side_web_refuses_a_missing_config_file(tmp_path):
+    from gadget.backend.serve import main
+
+    assert main(["--config", str(tmp_path / "missing.toml")]) == 2
