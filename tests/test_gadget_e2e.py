@@ -213,13 +213,26 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
     assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console
 
 
-def test_a_service_that_is_down_shows_one_calm_message(page, mediawiki, installed):
+@pytest.fixture
+def user_config(mediawiki, installed):
+    """Write ``User:<editor>/common.js`` (how a user points the gadget elsewhere); blank it after."""
+    page = f"User:{EDITOR}/common.js"
+
+    def write(script: str) -> None:
+        mediawiki.edit(page, script, user=EDITOR, summary="gadget test")
+
+    yield write
+    mediawiki.edit(page, "// empty", user=EDITOR, summary="gadget test done")
+
+
+def test_a_service_that_is_down_shows_one_calm_message(page, mediawiki, installed, user_config):
     port = free_port()  # nothing listens there
-    page.add_init_script(f"window.sideGadgetConfig = {{ apiUrl: 'http://127.0.0.1:{port}' }};")
+    user_config(f"window.sideGadgetConfig = {{ apiUrl: 'http://127.0.0.1:{port}' }};")
     grant_consent(mediawiki)
     login(page, mediawiki, installed["password"])
     open_editor(page, mediawiki)
     page.wait_for_selector('.side-panel[data-side-error="unreachable"]', timeout=30_000)
+    assert f"http://127.0.0.1:{port}" in page.evaluate("JSON.stringify(window.sideGadgetConfig)")
     assert page.locator(".side-panel .cdx-message").count() == 1
     assert "cannot be reached" in page.locator(".side-panel .cdx-message").inner_text()
     textarea = page.locator("#wpTextbox1")

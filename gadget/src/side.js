@@ -91,20 +91,44 @@ function setup( editor, config ) {
 
 mw.messages.set( messages );
 
+/**
+ * Run after the user's own scripts (common.js), which may set window.sideGadgetConfig.
+ *
+ * @param {Function} fn
+ */
+function afterUserScripts( fn ) {
+	var state = mw.loader.getState( 'user' );
+	if ( state === 'loading' || state === 'loaded' || state === 'executing' ) {
+		mw.loader.using( 'user' ).then( fn, fn );
+	} else {
+		fn();
+	}
+}
+
 mw.hook( 'wikipage.editform' ).add( guarded( function ( $form ) {
 	// eslint-disable-next-line es-x/no-array-prototype-find -- jQuery#find
-	var config = readConfig(), $textarea = $form.find( '#wpTextbox1' );
-	if ( started || !$textarea.length || !isSupportedPage( config ) ) {
+	var $textarea = $form.find( '#wpTextbox1' );
+	if ( started || !$textarea.length ) {
 		return;
 	}
 	started = true;
-	setup( editors.textareaEditor( $textarea ), config );
+	afterUserScripts( guarded( function () {
+		var config = readConfig();
+		if ( isSupportedPage( config ) ) {
+			setup( editors.textareaEditor( $textarea ), config );
+		}
+	} ) );
 } ) );
 
 mw.hook( 've.activationComplete' ).add( guarded( function () {
-	var config = readConfig(), surface = window.ve && window.ve.init.target.getSurface();
-	if ( !surface || surface.getMode() !== 'source' || !isSupportedPage( config ) ) {
+	var surface = window.ve && window.ve.init.target.getSurface();
+	if ( !surface || surface.getMode() !== 'source' ) {
 		return;
 	}
-	setup( editors.veSourceEditor( surface, window.ve.Range ), config );
+	afterUserScripts( guarded( function () {
+		var config = readConfig();
+		if ( isSupportedPage( config ) ) {
+			setup( editors.veSourceEditor( surface, window.ve.Range ), config );
+		}
+	} ) );
 } ) );

@@ -61,6 +61,10 @@ function createMw( { config = {}, options = {}, anonymous = false } = {} ) {
 			};
 		},
 		log: { error: jest.fn() },
+		loader: {
+			getState: () => null,
+			using: () => Promise.resolve()
+		},
 		Api: function () {
 			this.saveOption = ( name, value ) => {
 				saved.push( [ name, value ] );
