@@ -25,7 +25,6 @@ import argparse
 import logging
 import os
 import socket
-import statistics
 import tempfile
 import threading
 import time
@@ -222,7 +221,6 @@ def main(argv: list[str] | None = None) -> None:
           f"throughput {served.rate / peer.rate:.2f}x")
     print(f"jobs left in the queue at the end: {queued.get('queued')} queued, {queued.get('started')} running "
           f"(the worker scores new checks while the API is loaded)")
-    print(f"median of known-result p50s: {statistics.median([r.percentile(0.5) for r in results[1::4]]):.2f} ms")
 
 
 if __name__ == "__main__":
