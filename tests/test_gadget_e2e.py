@@ -129,8 +129,9 @@ def login(page, mediawiki, password: str) -> None:
     page.wait_for_selector("#pt-userpage, #pt-userpage-2", state="attached")
 
 
-def open_editor(page, mediawiki) -> None:
-    page.goto(f"{mediawiki.index}?title={quote(TITLE.replace(' ', '_'))}&action=edit")
+def open_editor(page, mediawiki, skin: str = "vector-2022") -> None:
+    page.goto(f"{mediawiki.index}?title={quote(TITLE.replace(' ', '_'))}&action=edit&useskin={skin}")
+    assert page.locator(f"body.skin-{skin}").count() == 1
     page.wait_for_selector(".wikiEditor-ui-toolbar")
     page.wait_for_selector(".side-panel")
 
@@ -210,6 +211,9 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
     wait_for_verdicts(page, 3)
     assert page.locator(".side-hint").nth(2).get_attribute("data-side-verdict") != "fails"
     save_screenshot(page, "gadget-inserted")
+    sent = [c for c in stack.store().checks(origin="gadget", wiki=mediawiki.dbname) if c.title == TITLE]
+    assert [len(c.claims) for c in reversed(sent)] == [2, 1]  # the second request: the new citation only
+    assert sent[0].claims[0]["citation"]["url"] == sources.url("/alsea-history")
     assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console
 
 
