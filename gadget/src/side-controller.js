@@ -13,6 +13,44 @@
 var refs = require( './side-refs.js' );
 var insertion = require( './side-insert.js' );
 
+/* The service's input limits (gadget/backend/validation.py): a claim over them would make
+   it refuse the whole request. */
+var LIMITS = { text: 2000, context: 5000, title: 500, sections: 10, heading: 255 };
+/* eslint-disable no-control-regex -- these patterns exist to find control characters */
+var HTTP_URL = /^https?:\/\/[^\s/?#@:[\]\\\u0000-\u001f\u007f]+(:[0-9]{1,5})?([/?#][^\s\u0000-\u001f\u007f]*)?$/;
+var CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|([^\ud800-\udbff]|^)[\udc00-\udfff]/g;
+/* eslint-enable no-control-regex */
+
+function clean( text, limit, keepEnd ) {
+	text = String( text || '' ).replace( CONTROL, '$1' ).trim();
+	if ( text.length <= limit ) {
+		return text;
+	}
+	return keepEnd ? text.slice( text.length - limit ).trim() : text.slice( 0, limit ).trim();
+}
+
+/**
+ * The claim the service accepts for a citation use, or null when it has nothing to check
+ * (no sentence, no http(s) URL).
+ *
+ * @param {Object} use From side-refs.js
+ * @return {Object|null}
+ */
+function claimFor( use ) {
+	var url = String( use.url || '' ).trim().replace( /^\/\//, 'https://' ),
+		text = clean( use.text, LIMITS.text, true );
+	if ( !text || url.length > 2000 || !HTTP_URL.test( url ) ) {
+		return null;
+	}
+	/* eslint-disable camelcase -- field names of docs/service.md */
+	return { key: use.key, text: text, left_context: clean( use.leftContext, LIMITS.context, true ),
+		section: use.section.slice( 0, LIMITS.sections ).map( function ( heading ) {
+			return clean( heading, LIMITS.heading, false );
+		} ),
+		url: url, citation_title: clean( use.title, LIMITS.title, false ) };
+	/* eslint-enable camelcase */
+}
+
 var PAUSE_AFTER = { 'rate-limited': 60000, unreachable: 30000, timeout: 30000, server: 30000, failed: 30000, csp: Infinity };
 
 /**
@@ -38,7 +76,7 @@ function createController( o ) {
 	function checkable( all ) {
 		var seen = {};
 		return all.filter( function ( use ) {
-			var fresh = use.url && use.text && !seen[ use.key ];
+			var fresh = !seen[ use.key ] && claimFor( use );
 			seen[ use.key ] = true;
 			return fresh;
 		} );
@@ -71,18 +109,13 @@ function createController( o ) {
 		}
 	}
 
-	/* eslint-disable camelcase -- field names of docs/service.md */
 	function payload( batch ) {
-		var body = { wiki: o.page.wiki, title: o.page.title, claims: batch.map( function ( use ) {
-			return { key: use.key, text: use.text, left_context: use.leftContext, section: use.section,
-				url: use.url, citation_title: use.title || '' };
-		} ) };
+		var body = { wiki: o.page.wiki, title: o.page.title, claims: batch.map( claimFor ) };
 		if ( o.page.revision ) {
 			body.revision = o.page.revision;
 		}
 		return body;
 	}
-	/* eslint-enable camelcase */
 
 	function dashboardFor( check ) {
 		if ( o.config.dashboardUrl ) {
@@ -218,5 +251,6 @@ function createController( o ) {
 }
 
 module.exports = {
-	createController: createController
+	createController: createController,
+	claimFor: claimFor
 };

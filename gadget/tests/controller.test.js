@@ -1,7 +1,7 @@
 'use strict';
 
 const $ = require( 'jquery' );
-const { createController } = require( '../src/side-controller.js' );
+const { createController, claimFor } = require( '../src/side-controller.js' );
 const { createPanel } = require( '../src/side-hints.js' );
 const { findRefs } = require( '../src/side-refs.js' );
 const { SideError } = require( '../src/side-api.js' );
@@ -209,5 +209,34 @@ describe( 'the hints controller', () => {
 		expect( hint( 'pending' ) ).toBeNull();
 		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
 		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked yet' );
+	} );
+} );
+
+describe( 'claimFor', () => {
+	const use = { key: 'k', text: 'A claim.', leftContext: 'Before. A claim.', section: [ 'History' ],
+		url: 'https://example.org/a', title: 'A' };
+
+	it( 'sends what the service accepts and nothing it would refuse', () => {
+		expect( claimFor( use ) ).toEqual( { key: 'k', text: 'A claim.', left_context: 'Before. A claim.',
+			section: [ 'History' ], url: 'https://example.org/a', citation_title: 'A' } );
+		expect( claimFor( Object.assign( {}, use, { url: '//example.org/a' } ) ).url ).toBe( 'https://example.org/a' );
+		expect( claimFor( Object.assign( {}, use, { url: 'ftp://example.org/a' } ) ) ).toBeNull();
+		expect( claimFor( Object.assign( {}, use, { url: 'https://user@example.org/' } ) ) ).toBeNull();
+		expect( claimFor( Object.assign( {}, use, { url: null } ) ) ).toBeNull();
+		expect( claimFor( Object.assign( {}, use, { text: '' } ) ) ).toBeNull();
+	} );
+
+	it( 'cuts long fields to the service\'s limits and drops control characters', () => {
+		const long = claimFor( Object.assign( {}, use, { text: 'x'.repeat( 2500 ) + ' end.',
+			leftContext: 'y'.repeat( 6000 ), title: 'T\u0007itle' + 'z'.repeat( 600 ),
+			section: Array( 12 ).fill( 'S'.repeat( 300 ) ) } ) );
+		expect( long.text ).toHaveLength( 2000 );
+		expect( long.text.endsWith( ' end.' ) ).toBe( true );
+		expect( long.left_context ).toHaveLength( 5000 );
+		expect( long.citation_title.startsWith( 'Title' ) ).toBe( true );
+		expect( long.citation_title ).toHaveLength( 500 );
+		expect( long.section ).toHaveLength( 10 );
+		expect( long.section[ 0 ] ).toHaveLength( 255 );
+		expect( claimFor( Object.assign( {}, use, { text: 'Lone \ud800 surrogate.' } ) ).text ).toBe( 'Lone  surrogate.' );
 	} );
 } );
