@@ -111,7 +111,7 @@ def installed(mediawiki, stack, sources):
     mediawiki.accounts[EDITOR] = Account(EDITOR, editor_password)
     mediawiki.call({"action": "options", "change": "gadget-side=1", "token": mediawiki.token(EDITOR)},
                    EDITOR, post=True)
-    mediawiki.edit(TITLE, article(sources), user="Alice", summary="article for the gadget test")
+    mediawiki.edit(TITLE, article(sources), user=EDITOR, summary="article for the gadget test")
     return {"password": editor_password, "deploy_password": password}
 
 
