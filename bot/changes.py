@@ -181,7 +181,7 @@ class EventStreamFeed:
         elif since:
             kwargs["since"] = since
         stream = EventStreams(**kwargs)
-        stream.register_filter(server_name=self.site.hostname())
+        stream.register_filter(wiki=self.site.dbName())  # enwiki; server_name may lack the port
         stream.register_filter(type=("edit", "new"), namespace=self.namespaces)
         stream.register_filter(ftype="none", bot=True)
         return stream

@@ -142,7 +142,7 @@ def parse_options(args: Iterable[str]) -> BotOptions:
         elif name == "limit" and sep:
             options = replace(options, limit=int(_number(name, value, int)))
         elif name in flags or name in valued or name in {"noreport", "wait", "poll", "limit"}:
-            raise InputError(f"option -{name} " + ("takes no value" if sep else "needs a value (-{name}:VALUE)"))
+            raise InputError(f"option -{name} " + ("takes no value" if sep else f"needs a value (-{name}:VALUE)"))
         else:
             raise InputError(f"unknown option {arg!r} (see side-bot -help)")
     return options
@@ -323,15 +323,21 @@ def make_submit(config: Config, store: Store) -> Submit:
     return lambda new: submit(store, queue, new, config.service)
 
 
-def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
-    from bot.policy import report_threshold
-    from bot.reporter import Reporter
-    from bot.site import SiteSpec, configure_pywikibot, open_site
+def site_spec(config: Config):
+    from bot.site import SiteSpec
 
     bot = config.bot
-    spec = SiteSpec(wiki=bot.wiki, site=bot.site, api_url=bot.api_url, user=bot.user, password_file=bot.password_file)
-    configure_pywikibot(spec)
-    site = open_site(spec, login=True)
+    return SiteSpec(wiki=bot.wiki, site=bot.site, api_url=bot.api_url, user=bot.user, password_file=bot.password_file)
+
+
+def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
+    """Open the site, the store and the queue, and assemble the bot (after ``handle_args``)."""
+    from bot.policy import report_threshold
+    from bot.reporter import Reporter
+    from bot.site import open_site
+
+    bot = config.bot
+    site = open_site(site_spec(config), login=True)
     store = Store.open(config.database_url)
     feed = (EventStreamFeed(site, url=options.stream_url, wait_s=bot.poll_interval_s) if bot.stream
             else RecentChangesFeed(site))
@@ -346,6 +352,48 @@ def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
                        reporter=reporter, poll_s=bot.poll_interval_s)
 
 
+#: The bot's own option names (everything else goes to pywikibot's handle_args).
+OWN_OPTIONS = frozenset({"post", "once", "stream", "noreport", "wait", "poll", "limit", "start", "checkpoint",
+                         "wiki", "api", "streamurl", "sideconfig"})
+
+
+#: pywikibot's global options (``pywikibot.handle_args``), besides its numeric config settings.
+GLOBAL_OPTIONS = frozenset({"help", "config", "dir", "site", "family", "code", "lang", "user", "putthrottle", "pt",
+                            "log", "nolog", "cosmeticchanges", "cc", "simulate", "debug", "verbose", "v",
+                            "daemonize", "maxlag"})
+
+
+def is_global_option(arg: str) -> bool:
+    """Whether pywikibot's ``handle_args`` takes this argument (so it is not a typo of ours)."""
+    from pywikibot import config
+
+    name = arg[1:].partition(":")[0] if arg.startswith("-") else ""
+    setting = getattr(config, name, None)
+    return name in GLOBAL_OPTIONS or (isinstance(setting, int) and not isinstance(setting, bool))
+
+
+def prepare(argv: list[str]) -> tuple[Config, BotOptions]:
+    """Settings, then pywikibot: the site must be pywikibot's default before ``handle_args``
+    (which opens it); then the remaining arguments are the bot's own, checked strictly."""
+    import pywikibot
+
+    from bot.site import configure_pywikibot
+    from side.config import load_config
+
+    own = [a for a in argv if a.startswith("-") and a[1:].partition(":")[0] in OWN_OPTIONS]
+    unknown = [a for a in argv if a not in own and not is_global_option(a)]
+    if unknown:
+        raise InputError(f"unknown option {unknown[0]!r} (see side-bot -help)")
+    options = parse_options(own)
+    config = apply_options(load_config(options.sideconfig), options)
+    configure_pywikibot(site_spec(config))
+    try:
+        local_args = pywikibot.handle_args(argv, do_help=False)
+    except (pywikibot.exceptions.Error, OSError) as exc:
+        raise ConfigError(f"cannot open wiki {config.bot.wiki}: {type(exc).__name__}: {exc}") from exc
+    return config, parse_options(local_args)
+
+
 def _configure_logging() -> None:
     level = os.environ.get("SIDE_BOT_LOG_LEVEL", "INFO").upper()
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -354,7 +402,7 @@ def _configure_logging() -> None:
 
 
 def main(*args: str) -> int:
-    """Console entry point (``side-bot``); pywikibot's global options are handled first."""
+    """Console entry point (``side-bot``); pywikibot's global options are handled too."""
     argv = list(args) if args else sys.argv[1:]
     if any(a in ("-help", "--help", "-h") for a in argv):
         print(__doc__)
@@ -362,13 +410,7 @@ def main(*args: str) -> int:
     os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
     _configure_logging()
     try:
-        import pywikibot
-
-        local_args = pywikibot.handle_args(argv, do_help=False)
-        options = parse_options(local_args)
-        from side.config import load_config
-
-        config = apply_options(load_config(options.sideconfig), options)
+        config, options = prepare(argv)
         bot = build_bot(config, options)
     except SideError as exc:
         print(f"side-bot: error: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from side.errors import ConfigError
 
@@ -45,31 +46,36 @@ class SiteSpec:
         return family, code
 
 
-def configure_pywikibot(spec: SiteSpec, simulate: bool | None = None) -> None:
-    """Apply the spec to ``pywikibot.config`` (after ``pywikibot.handle_args``)."""
+def configure_pywikibot(spec: SiteSpec) -> None:
+    """Make the spec pywikibot's default site, *before* ``pywikibot.handle_args``.
+
+    ``handle_args`` opens the default site itself, and its global options (``-site``,
+    ``-family``, ``-lang``, ``-user``) then override what is set here, as in any pywikibot script.
+    """
     from pywikibot import config
 
     family, code = spec.family_code
     if spec.api_url:
-        if not re.match(r"^https?://[^/]+/.*api\.php$", spec.api_url):
+        if not re.match(r"^https?://[^/]+/(.*/)?api\.php$", spec.api_url):
             raise ConfigError(f"bot api_url must be the URL of a wiki's api.php, not {spec.api_url!r}")
         config.family_files[family] = spec.api_url
+    config.family, config.mylang = family, code
     if spec.user:
         config.usernames[family][code] = spec.user
     if spec.password_file:
+        if not Path(spec.password_file).is_file():
+            raise ConfigError(f"bot password_file not found: {spec.password_file}")
         config.password_file = spec.password_file
-    if simulate is not None:
-        config.simulate = simulate
 
 
 def open_site(spec: SiteSpec, login: bool = True):
-    """The pywikibot ``Site`` of the spec, logged in when ``login`` (needed to post)."""
+    """pywikibot's default site (the spec, unless global options changed it), logged in."""
     import pywikibot
     from pywikibot.exceptions import Error as PywikibotError
 
     family, code = spec.family_code
     try:
-        site = pywikibot.Site(code, family, user=spec.user or None)
+        site = pywikibot.Site()
         if login:
             site.login()
     except PywikibotError as exc:

@@ -85,6 +85,12 @@ class Scenario:
         return (EDIT.replace("SEED_URL", self.seed_url).replace("GOOD_URL", self.good_url)
                 .replace("BAD_URL", self.bad_url).replace("GOOD_CLAIM", GOOD_CLAIM).replace("BAD_CLAIM", BAD_CLAIM))
 
+    @property
+    def bad_only_edit(self) -> str:
+        """The edit without the supported citation: half the worker's time, for the rule tests."""
+        good = GOOD_CLAIM + "<ref>{{cite web |url=" + self.good_url
+        return "\n".join(line for line in self.edit.splitlines() if not line.startswith(good))
+
 
 def start_scenario() -> Scenario:
     data_dir = need_data("")

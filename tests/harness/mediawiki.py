@@ -62,6 +62,10 @@ $wgUseImageMagick = false;
 $wgJobRunRate = 0;
 # Tests and benchmarks edit faster than a newbie may (8 edits/min); Wikipedia's bots have the right too.
 $wgGroupPermissions['user']['noratelimit'] = true;
+# Every recent change is also pushed as JSON over UDP (core RCFeed), the raw material of a local
+# EventStreams stand-in; nothing needs to listen.
+$wgRCFeeds['side-udp'] = [ 'formatter' => 'JSONRCFeedFormatter', 'uri' => 'udp://127.0.0.1:RC_FEED_PORT',
+    'add_interwiki_prefix' => false, 'omit_bots' => false ];
 """
 
 
@@ -98,8 +102,8 @@ def is_installed() -> tuple[bool, str]:
     return True, ""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
+def free_port(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
@@ -117,6 +121,8 @@ class MediaWiki:
         self.data_dir = self.folder / "data"
         self.settings = self.folder / "LocalSettings.php"
         self.dbname = "testwiki"
+        #: UDP port on 127.0.0.1 that receives every recent change as JSON ($wgRCFeeds).
+        self.rc_feed_port = free_port(socket.SOCK_DGRAM)
         self.accounts: dict[str, Account] = {}
         self._process: subprocess.Popen | None = None
         self._sessions: dict[str, requests.Session] = {}
@@ -134,7 +140,7 @@ class MediaWiki:
                   "--skins", "Vector", "--extensions", "Cite,Gadgets,WikiEditor,ParserFunctions",
                   self.name, "Admin", config=False)
         with self.settings.open("a", encoding="utf-8") as fh:
-            fh.write(EXTRA_SETTINGS)
+            fh.write(EXTRA_SETTINGS.replace("RC_FEED_PORT", str(self.rc_feed_port)))
         self.accounts["Admin"] = Account("Admin", admin_password, ("sysop", "bureaucrat", "interface-admin"))
 
     def start(self, timeout_s: float = 30.0) -> None:
