@@ -24,6 +24,8 @@ from test_bot_scenario import BAD_CLAIM, GOOD_CLAIM, TITLE, scenario, wice_recor
 
 from side.store import Store
 
+pytestmark = pytest.mark.slow
+
 RUN_PAGE = "User:TestBot/Run"
 #: Seconds a bot run may take: login, submit, the worker scoring, the report.
 BOT_TIMEOUT_S = 240
