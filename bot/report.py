@@ -75,7 +75,7 @@ class TalkReport:
 
 def _item_text(n: int, item: ReportItem) -> str:
     result = item.result
-    lines = [f"=== Citation {n} ===", "; Claim", f": {nowiki(item.claim_text)}",
+    lines = [f"'''Citation {n}'''", "; Claim", f": {nowiki(item.claim_text)}",
              "; Cited source", f": {_link(item.citation_url, item.citation_title)}"]
     score = f"{result.score:.2f}" if result.score is not None else "n/a"
     evidence = result.evidence
