@@ -25,9 +25,12 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.checkpoint import Position
+
+if TYPE_CHECKING:
+    from pywikibot.site import APISite
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,14 @@ def skip_reason(change: Change, namespaces: Iterable[int] = (0,), own_user: str 
     return None
 
 
+class ChangeFeed(Protocol):
+    """Where changes come from: polling (:class:`RecentChangesFeed`) or a stream (:class:`EventStreamFeed`)."""
+
+    def latest(self) -> Position | None: ...
+
+    def changes_after(self, position: Position | None, start: str | None = None) -> Iterator[Change]: ...
+
+
 def _ts14(iso: str) -> str:
     """``2026-11-22T16:28:07Z`` -> ``20261122162807`` (rccontinue's timestamp form)."""
     return re.sub(r"[^0-9]", "", iso)[:14]
@@ -109,7 +120,7 @@ def _ts14(iso: str) -> str:
 class RecentChangesFeed:
     """Polls ``list=recentchanges`` after a position, with continuation."""
 
-    def __init__(self, site, namespaces: Iterable[int] = (0,), page_size: int = 500) -> None:
+    def __init__(self, site: APISite, namespaces: Iterable[int] = (0,), page_size: int = 500) -> None:
         self.site = site
         self.namespaces = tuple(namespaces)
         self.page_size = page_size
@@ -159,7 +170,7 @@ class EventStreamFeed:
     pywikibot derives it from the site's family (``stream.wikimedia.org``).
     """
 
-    def __init__(self, site, namespaces: Iterable[int] = (0,), url: str | None = None,
+    def __init__(self, site: APISite, namespaces: Iterable[int] = (0,), url: str | None = None,
                  wait_s: float = 10.0) -> None:
         self.site = site
         self.namespaces = tuple(namespaces)
@@ -228,7 +239,7 @@ class RevisionText:
     tags: tuple[str, ...] = ()
 
 
-def fetch_revisions(site, revisions: Iterable[int]) -> dict[int, RevisionText]:
+def fetch_revisions(site: APISite, revisions: Iterable[int]) -> dict[int, RevisionText]:
     """Texts of many revisions, ``REVISIONS_PER_REQUEST`` per request.
 
     Revisions that are gone (deleted page, suppressed text) are simply absent from the

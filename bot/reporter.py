@@ -18,7 +18,7 @@ import logging
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.policy import (
     Decision,
@@ -31,6 +31,9 @@ from bot.policy import (
 from bot.report import ReportItem, TalkReport, build_report
 from side.config import BotConfig
 from side.store import CheckRecord, Store
+
+if TYPE_CHECKING:
+    from pywikibot.site import APISite
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +52,7 @@ class ReportOutcome:
 class Reporter:
     """Turns finished bot checks into talk-page reports."""
 
-    def __init__(self, site, store: Store, config: BotConfig, threshold: float, public_url: str,
+    def __init__(self, site: APISite, store: Store, config: BotConfig, threshold: float, public_url: str,
                  post: bool = False, out: TextIO | None = None) -> None:
         from pywikibot import config as pwb_config
 

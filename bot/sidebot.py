@@ -62,9 +62,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.changes import (
     Change,
+    ChangeFeed,
     EventStreamFeed,
     RecentChangesFeed,
     RevisionText,
@@ -77,6 +79,11 @@ from side.config import Config
 from side.errors import ConfigError, InputError, SideError
 from side.store import CheckRecord, NewCheck, Store
 from side.wikitext import added_citations
+
+if TYPE_CHECKING:
+    from pywikibot.site import APISite
+
+    from bot.reporter import Reporter
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +158,9 @@ def parse_options(args: Iterable[str]) -> BotOptions:
 class CitationBot:
     """Follows recent changes and submits one Check per revision that adds citations."""
 
-    def __init__(self, site, feed, store: Store, submit: Submit, checkpoints: CheckpointFile, wiki: str,
-                 reporter=None, poll_s: float = 10.0, namespaces: tuple[int, ...] = (0,)) -> None:
+    def __init__(self, site: APISite, feed: ChangeFeed, store: Store, submit: Submit, checkpoints: CheckpointFile,
+                 wiki: str, reporter: Reporter | None = None, poll_s: float = 10.0,
+                 namespaces: tuple[int, ...] = (0,)) -> None:
         self.site = site
         self.feed = feed
         self.store = store

@@ -14,8 +14,12 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from side.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pywikibot.site import APISite
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +72,7 @@ def configure_pywikibot(spec: SiteSpec) -> None:
         config.password_file = spec.password_file
 
 
-def open_site(spec: SiteSpec, login: bool = True):
+def open_site(spec: SiteSpec, login: bool = True) -> APISite:
     """pywikibot's default site (the spec, unless global options changed it), logged in."""
     import pywikibot
     from pywikibot.exceptions import Error as PywikibotError
