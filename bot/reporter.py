@@ -104,20 +104,32 @@ class Reporter:
             return ReportOutcome(record.id, record.title, "nothing", "no citation crosses the report threshold")
         if self.post and not self.enabled_here:
             return self._skip(record, f"talk-page reports are not enabled on {record.wiki} (talk_report_wikis)")
-        decision = self.policy.article_decision(record.title)
+        article = self.current_article(record.title)
+        if article is None:
+            return self._skip(record, "the article was deleted since the edit")
+        decision = self.policy.article_decision(article.title())
         if not decision:
             return self._skip(record, decision.reason)
         items = items[: self.policy.remaining_today()]
-        import pywikibot
-
-        talk = pywikibot.Page(self.site, record.title).toggleTalkPage()
+        talk = article.toggleTalkPage()
         decision = self.page_decision(talk)
         if not decision:
             return self._skip(record, decision.reason)
-        report = build_report(record.wiki, record.title, talk.title(), record.id, record.revision, items,
+        report = build_report(record.wiki, article.title(), talk.title(), record.id, record.revision, items,
                               f"{self.public_url}/dashboard/checks/{record.id}", self.config.run_page,
                               self.config.feedback_page, self.config.optout_name)
         return self._deliver(record, talk, report)
+
+    def current_article(self, title: str):
+        """The article as it is now: None when deleted, its new title when moved (a redirect)."""
+        import pywikibot
+
+        article = pywikibot.Page(self.site, title)
+        if not article.exists():
+            return None
+        if article.isRedirectPage():
+            article = article.getRedirectTarget()
+        return article if article.exists() else None
 
     def page_decision(self, talk) -> Decision:
         """Bot exclusion on the talk page: {{nobots}}, {{bots|deny/allow}}, {{bots|optout=}}."""

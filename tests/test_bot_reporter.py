@@ -168,3 +168,17 @@ def test_simulate_goes_through_pywikibot_without_writing(mediawiki, site, store,
     assert reporter.outcomes[-1].status == "simulated"
     assert mediawiki.page_text("Talk:" + title) is None
     assert store.reports_since("testwiki", LONG_AGO) == 0
+
+
+def test_deleted_and_moved_articles(mediawiki, site, store, run_page):
+    deleted, moved = article(mediawiki), article(mediawiki)
+    mediawiki.delete(deleted)
+    new_title = moved + " (renamed)"
+    mediawiki.call({"action": "move", "from": moved, "to": new_title, "reason": "test",
+                    "token": mediawiki.token("Admin")}, "Admin", post=True)  # leaves a redirect
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, deleted, 100, [WEAK])])
+    assert "deleted" in reporter.outcomes[-1].reason and mediawiki.page_text("Talk:" + deleted) is None
+    reporter.handle([finished_check(store, moved, 100, [WEAK])])
+    assert reporter.outcomes[-1].status == "posted"
+    assert len(sections(mediawiki.page_text("Talk:" + new_title))) == 1
