@@ -451,9 +451,11 @@ class Store:
             conn.execute(checks.update().where(checks.c.id == check_id).values(
                 status="failed", error=error[:4000], finished_at=utcnow()))
 
-    def requeue(self, check_id: str) -> None:
+    def requeue(self, check_id: str, reason: str = "") -> None:
+        """Back to queued; ``reason`` (why the last attempt failed) stays visible while it waits."""
         with self._tx() as conn:
-            conn.execute(checks.update().where(checks.c.id == check_id).values(status="queued", error=""))
+            conn.execute(checks.update().where(checks.c.id == check_id).values(status="queued",
+                                                                             error=reason[:4000]))
 
     def latest_for_page(self, wiki: str, title: str) -> CheckRecord | None:
         """The most recent finished check of a page (highest revision, then newest)."""

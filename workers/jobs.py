@@ -154,7 +154,7 @@ def run_check(check_id: str) -> dict[str, Any]:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):
             log.warning("check %s failed (attempt %d), will be retried: %s", check_id, record.attempts, reason)
-            store.requeue(check_id)
+            store.requeue(check_id, f"retrying after: {reason}")
         else:
             log.error("check %s failed for good: %s", check_id, reason)
             store.fail(check_id, reason)
