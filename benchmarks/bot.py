@@ -73,7 +73,7 @@ def measure_intake(wiki, folder: Path, edits: int) -> None:
     from bot.sidebot import CitationBot
     from side.config import ServiceConfig
     from side.store import Store
-    from workers.queue import get_queue, redis_connection, submit
+    from checkqueue.queue import get_queue, redis_connection, submit
 
     started = time.perf_counter()
     articles = load_articles(wiki)

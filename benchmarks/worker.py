@@ -6,7 +6,7 @@ Each cited page is served as HTML by a local HTTP server, so both paths fetch an
 
 - **peer**: the in-process ``Checker`` (what ``side check`` runs), model loaded once, one
   ``check_claims`` call per Check, in this process;
-- **Side's queue**: the same Checks submitted with ``workers.queue.submit`` to a fresh Redis
+- **Side's queue**: the same Checks submitted with ``checkqueue.queue.submit`` to a fresh Redis
   (AOF on) and run by ``--workers`` ``side-worker`` subprocesses (model loaded and warmed up
   before the clock starts), measured from the first submit until the store has every result.
 
@@ -132,7 +132,7 @@ def start_stack(threads: int, workers: int, folder: Path):
 def run_queue(config, checks: list[list[dict]], run: int) -> float:
     """Seconds from the first submit until every Check is done, through Redis and side-worker."""
     from side.store import NewCheck, Store
-    from workers.queue import get_queue, redis_connection, submit
+    from checkqueue.queue import get_queue, redis_connection, submit
 
     store = Store.open(config.database_url)
     queue = get_queue(redis_connection(config.redis_url), config)

@@ -324,8 +324,8 @@ def apply_options(config: Config, options: BotOptions) -> Config:
 
 
 def make_submit(config: Config, store: Store) -> Submit:
-    """Store + queue through ``workers.queue.submit`` (one job per check, job id = check id)."""
-    from workers.queue import get_queue, redis_connection, submit
+    """Store + queue through ``checkqueue.queue.submit`` (one job per check, job id = check id)."""
+    from checkqueue.queue import get_queue, redis_connection, submit
 
     queue = get_queue(redis_connection(config.service.redis_url), config.service)
     return lambda new: submit(store, queue, new, config.service)

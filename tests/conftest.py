@@ -7,6 +7,7 @@ the reason, in CI (``CI=true``) a missing folder is a failure, because CI must m
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# pywikibot keeps logs, cookies and throttle files in its base dir, which defaults to the working
+# directory: give every test session its own, before any test imports pywikibot.
+os.environ.setdefault("PYWIKIBOT_DIR", tempfile.mkdtemp(prefix="side-pywikibot-"))
+os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
 
 from side.config import DEFAULT_DATA_DIR
 

@@ -12,7 +12,7 @@ import redis
 from webapp import claims_body, finish, make_config, outcome
 
 from gadget.backend import create_app
-from workers.queue import get_queue
+from checkqueue.queue import get_queue
 
 WIKI_ORIGIN = "https://en.wikipedia.org"
 

@@ -29,3 +29,20 @@ def test_side_imports_nothing_from_the_service_layers():
         if imported_roots(path) & FORBIDDEN
     }
     assert offenders == {}
+
+
+SERVICE_LAYERS = {"bot": "bot", "workers": "workers", "gadget": "gadget"}
+
+
+def layer_imports(root: Path) -> set[str]:
+    return set().union(*(imported_roots(p) for p in root.rglob("*.py"))) if root.is_dir() else set()
+
+
+def test_bot_workers_and_web_depend_on_side_never_on_each_other():
+    repo = Path(side.__file__).parent.parent
+    crossings = {name: sorted(layer_imports(repo / name) & (set(SERVICE_LAYERS) - {name}))
+                 for name in SERVICE_LAYERS}
+    assert crossings == {"bot": [], "workers": [], "gadget": []}
+    # the queue contract they share imports none of them either
+    assert layer_imports(repo / "checkqueue") & set(SERVICE_LAYERS) == set()
+    assert "side" in layer_imports(repo / "checkqueue")

@@ -1,4 +1,4 @@
-"""workers.queue and workers.health against a real Redis (own server, flushed per test)."""
+"""checkqueue.queue and checkqueue.health against a real Redis (own server, flushed per test)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from side.config import FetchConfig, ServiceConfig
 from side.errors import SourceFetchError
 from side.sources import fetch_source
 from side.store import NewCheck, Store
-from workers.health import queue_health
+from checkqueue.health import queue_health
 from workers.jobs import is_transient, retrying
-from workers.queue import (
+from checkqueue.queue import (
     JOB_FUNC,
     QueueUnavailableError,
     get_queue,

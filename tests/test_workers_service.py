@@ -18,8 +18,8 @@ from httpserver import LocalServer, Response
 from rq.job import Job, JobStatus
 
 from side.store import NewCheck
-from workers.health import queue_health
-from workers.queue import redis_connection
+from checkqueue.health import queue_health
+from checkqueue.queue import redis_connection
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +115,7 @@ def test_a_job_over_its_timeout_fails_with_the_reason(stack, sources):
     config = dataclasses.replace(stack.config, job_timeout_s=2)
     new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=103,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/slow-timeout"), "c1")])
-    from workers.queue import submit
+    from checkqueue.queue import submit
 
     record, _ = submit(stack.store(), stack.queue(), new, config)
     failed = stack.wait_for(record.id, timeout=60)
@@ -155,7 +155,7 @@ def test_a_killed_worker_s_job_without_retries_is_failed_with_the_reason(stack, 
     config = dataclasses.replace(stack.config, retries=0)
     new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=105,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/slow-abandoned"), "c1")])
-    from workers.queue import submit
+    from checkqueue.queue import submit
 
     record, _ = submit(stack.store(), stack.queue(), new, config)
     stack.wait_for(record.id, timeout=60, statuses=("running",))

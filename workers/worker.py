@@ -44,9 +44,9 @@ from rq.worker import WorkerStatus
 
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
-from workers.health import failure_reason
+from checkqueue.health import failure_reason
 from workers.jobs import WorkerContext, set_context
-from workers.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
+from checkqueue.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 
 log = logging.getLogger(__name__)
 

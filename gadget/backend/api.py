@@ -2,7 +2,7 @@
 
 A request is validated completely (:mod:`gadget.backend.validation`) before anything is
 written; then the claims become ``Claim.to_dict()`` payloads and go through
-``workers.queue.submit``, the one place that stores a Check and queues its job. Known work is
+``checkqueue.queue.submit``, the one place that stores a Check and queues its job. Known work is
 answered from the store at once (200), new work with 202 and the check's URL to poll.
 """
 
@@ -30,7 +30,7 @@ from gadget.backend.validation import (
 from side.claims import Citation, Claim
 from side.store import NewCheck
 from side.wikitext import extract_claims
-from workers.queue import submit
+from checkqueue.queue import submit
 
 log = logging.getLogger(__name__)
 

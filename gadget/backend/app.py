@@ -26,7 +26,7 @@ from gadget.backend.present import Presenter, load_flag_threshold
 from gadget.backend.services import EXTENSION, Services, request_origin, services
 from side.config import Config, load_config
 from side.store import Store
-from workers.queue import get_queue, redis_connection
+from checkqueue.queue import get_queue, redis_connection
 
 log = logging.getLogger(__name__)
 

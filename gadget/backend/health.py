@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from gadget.backend.present import MODEL_FILES, model_dir
 from gadget.backend.services import Services, services
 from side.errors import SideError
-from workers.health import queue_health
+from checkqueue.health import queue_health
 
 log = logging.getLogger(__name__)
 

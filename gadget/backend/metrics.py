@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.backend.services import Services
 from side.errors import SideError
-from workers.health import registry_counts
+from checkqueue.health import registry_counts
 
 log = logging.getLogger(__name__)
 

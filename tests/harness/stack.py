@@ -98,13 +98,13 @@ class ServiceStack:
         return self._store
 
     def queue(self):
-        from workers.queue import get_queue, redis_connection
+        from checkqueue.queue import get_queue, redis_connection
 
         return get_queue(redis_connection(self.redis_url), self.config)
 
     def submit(self, new: NewCheck) -> tuple[CheckRecord, bool]:
         """Submit a check as the bot and the API do (store row + job)."""
-        from workers.queue import submit
+        from checkqueue.queue import submit
 
         return submit(self.store(), self.queue(), new, self.config)
 

@@ -17,7 +17,7 @@ from rq.job import Job
 from rq.results import Result
 
 from side.config import ServiceConfig
-from workers.queue import _redacted, get_queue
+from checkqueue.queue import _redacted, get_queue
 
 log = logging.getLogger(__name__)
 
