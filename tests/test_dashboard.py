@@ -241,6 +241,65 @@ def test_static_files_are_local(client):
         assert client.get(url).status_code == 200
 
 
+# -- article page -----------------------------------------------------------------------------
+
+def test_article_page_shows_the_latest_check_flagged_first(client, store):
+    make_check(client, store, lambda c: [outcome(c[0], 0.01, True)], revision=100)  # older: not shown
+    results = make_check(client, store, lambda c: [outcome(c[0], 0.85, False, label="SUPPORTS"),
+                                                   outcome(c[1], 0.20, True), outcome(c[2], 0.05, True),
+                                                   outcome(c[3], 0.90, False, label="SUPPORTS")], n=4)
+    doc = page(client.get("/dashboard/pages/enwiki/Alsea_(company)"))
+    rows = doc.xpath("//tr[contains(@class, 'result-row')]")
+    assert [int(r.get("data-result-id")) for r in rows] == [results[i].id for i in (2, 1, 0, 3)]
+    assert texts(doc, "//td/span[contains(@class, 'verdict-')]") == ["fails", "fails", "supported", "supported"]
+    assert texts(doc, "//span[@class='score-num']") == ["0.05", "0.20", "0.85", "0.90"]
+    assert doc.xpath("//a[@class='result-link']/@href") == [f"/dashboard/results/{results[i].id}" for i in (2, 1, 0, 3)]
+    assert doc.xpath("//a[@class='article-link']/@href") == [
+        "https://en.wikipedia.org/w/index.php?title=Alsea_%28company%29&oldid=124"]
+    assert doc.xpath("//a[@class='diff-link']/@href") == ["https://en.wikipedia.org/w/index.php?diff=124&oldid=120"]
+    assert doc.xpath("//a[@class='check-link']/@href") == [f"/dashboard/checks/{results[0].check_id}"]
+    assert texts(doc, "//h1") == ["Alsea (company)"]
+
+
+def test_article_page_reads_spaces_and_underscores_alike(client, flagged):
+    for path in ("Alsea_(company)", "Alsea%20(company)", "Alsea__(company)_"):
+        doc = page(client.get(f"/dashboard/pages/enwiki/{path}"))
+        assert [int(r.get("data-result-id")) for r in doc.xpath("//tr[contains(@class, 'result-row')]")] == [
+            flagged["nei"].id, flagged["supported"].id], path
+
+
+def test_article_page_of_a_title_with_slashes_is_the_checks_page_url(client, store):
+    body = claims_body(wiki="testwiki_local", title="AC/DC discography", revision=9)
+    check = client.post("/api/v1/checks", json=body).get_json()["check"]
+    assert check["page_url"] == "http://side.test/dashboard/pages/testwiki_local/AC/DC_discography"
+    finish(store, check["id"], [outcome(c, 0.1, True) for c in store.check(check["id"]).claims])
+    doc = page(client.get(check["page_url"].removeprefix("http://side.test")))
+    assert texts(doc, "//h1") == ["AC/DC discography"]
+    assert doc.xpath("//a[@class='article-link']/@href") == [
+        f"{WIKI_URL}/index.php?title=AC%2FDC_discography&oldid=9"]
+    assert len(doc.xpath("//tr[contains(@class, 'result-row')]")) == 1
+
+
+def test_article_never_checked_is_a_404_empty_state(client):
+    client.post("/api/v1/checks", json=claims_body(title="Queued page"))  # queued, not finished
+    for title in ("Never_checked", "Queued_page"):
+        response = client.get(f"/dashboard/pages/enwiki/{title}", headers=HTML)
+        assert response.status_code == 404
+        doc = page(response)
+        assert texts(doc, "//section[contains(@class, 'not-checked')]")[0].startswith("Not checked yet")
+        assert doc.xpath("//a[@class='article-link']/@href") == [
+            f"https://en.wikipedia.org/w/index.php?title={title}"]
+        assert not doc.xpath("//table")
+    assert client.get("/dashboard/pages/EN%20WIKI/Foo", headers=HTML).status_code == 400
+    assert client.get("/dashboard/pages/enwiki/Foo%7Cbar", headers=HTML).status_code == 400
+
+
+def test_check_and_detail_pages_link_to_the_article_page(client, flagged):
+    for url in (f"/dashboard/checks/{flagged['nei'].check_id}", f"/dashboard/results/{flagged['nei'].id}"):
+        doc = page(client.get(url))
+        assert doc.xpath("//a[@class='page-link']/@href") == ["/dashboard/pages/enwiki/Alsea_(company)"], url
+
+
 # -- links and charts -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("wiki, base", [

@@ -187,7 +187,7 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
     suggestion = bad.locator(".side-suggestion").first
     assert suggestion.locator("a").get_attribute("href") == sources.url("/alsea-history")
     dashboard = page.locator(".side-panel__dashboard")
-    assert dashboard.get_attribute("href").startswith(f"{stack.web_url}/dashboard/checks/")
+    assert dashboard.get_attribute("href").startswith(f"{stack.web_url}/dashboard/pages/{mediawiki.dbname}/")
     page.locator(".side-panel").scroll_into_view_if_needed()
     save_screenshot(page, "gadget-hints")
 

@@ -1,5 +1,8 @@
 """The patrol dashboard: the queue of flagged citations, a detail view, feedback, and stats.
 
+Besides the queue it has one page per article (its latest checked revision), which is where
+the gadget's link lands: an editor asks about the article, not about one check of it.
+
 Server-rendered (Jinja templates, one local stylesheet, one tiny local script for the copy
 buttons), so it works without JavaScript and loads nothing from elsewhere. The queue is the
 store's own ordering, most likely failed verification first; accept and dismiss go through
@@ -21,8 +24,8 @@ from gadget.backend import charts
 from gadget.backend.errors import ApiError, ForbiddenOriginError, NotFoundError
 from gadget.backend.present import verdict_of
 from gadget.backend.services import request_origin, services
-from gadget.backend.validation import feedback_input, wiki_id
-from side.store import DISMISS_REASONS, REVIEW_STATUSES, ResultRecord
+from gadget.backend.validation import feedback_input, page_title, wiki_id
+from side.store import DISMISS_REASONS, REVIEW_STATUSES, CheckRecord, ResultRecord
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +143,26 @@ def domain(url: str) -> str:
         return url
 
 
+def page_order(result: ResultRecord) -> tuple[int, float, int]:
+    """Flagged first, most likely failed verification first (the queue's order), so the
+    citations to fix lead; the others follow in article order, where an editor finds them."""
+    if result.flagged:
+        return 0, -(result.failure_likelihood or 0.0), result.position
+    return 1, 0.0, result.position
+
+
+def page_link(wiki: str, title: str) -> str:
+    """The dashboard's page of an article, its title underscored as MediaWiki writes URLs."""
+    return url_for("dashboard.page_detail", wiki=wiki, title=title.replace(" ", "_"))
+
+
+def check_links(check: CheckRecord) -> dict[str, str | None]:
+    """The checked revision and its diff on the wiki, for a page about one check."""
+    links = services().links
+    return {"article_url": links.revision(check.wiki, check.title, check.revision),
+            "diff_url": links.diff(check.wiki, check.revision, check.parent_revision)}
+
+
 @bp.before_request
 def guard_form_origin() -> None:
     """The dashboard's forms change the store: accept them only from the dashboard's own pages."""
@@ -203,9 +226,22 @@ def check_detail(check_id: str) -> str:
         raise NotFoundError(f"no check {check_id[:80]}")
     results = svc.store.results(check.id)
     verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
-    return render_template("check.html", check=check, results=results, verdicts=verdicts,
-                           article_url=svc.links.revision(check.wiki, check.title, check.revision),
-                           diff_url=svc.links.diff(check.wiki, check.revision, check.parent_revision))
+    return render_template("check.html", check=check, results=results, verdicts=verdicts, **check_links(check))
+
+
+@bp.get("/pages/<wiki>/<path:title>")
+def page_detail(wiki: str, title: str) -> str | tuple[str, int]:
+    """An article's latest checked revision, every citation with its verdict; 404 (with a
+    page saying so) when the article was never checked, so a link to it is never dead."""
+    svc = services()
+    wiki, title = wiki_id(wiki), page_title(title)
+    check, results = svc.store.page_results(wiki, title)
+    if check is None:
+        return render_template("page.html", wiki=wiki, title=title, check=None,
+                               article_url=svc.links.article(wiki, title)), 404
+    verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
+    return render_template("page.html", wiki=wiki, title=title, check=check, verdicts=verdicts,
+                           results=sorted(results, key=page_order), **check_links(check))
 
 
 @bp.get("/stats")
@@ -232,3 +268,4 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
     app.jinja_env.filters["domain"] = domain
     app.jinja_env.globals["dismiss_reasons"] = DISMISS_REASONS
+    app.jinja_env.globals["page_link"] = page_link

@@ -95,14 +95,14 @@ def output_schemas() -> dict[str, Any]:
                   "suggestions": {"type": "array", "items": {"type": "object"}},
                   "review_status": {"type": "string", "enum": list(REVIEW_STATUSES)},
                   "dashboard_url": {"type": "string"}}}
-    check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url"],
+    check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
              "properties": {
                  "id": {"type": "string", "pattern": v.CHECK_ID_PATTERN},
                  "status": {"type": "string", "enum": list(STATUSES)}, "wiki": {"type": "string"},
                  "title": {"type": "string"}, "revision": {"type": "integer", "nullable": True},
                  "error": {"type": "string"}, "created_at": {"type": "string"},
                  "finished_at": {"type": "string", "nullable": True}, "dashboard_url": {"type": "string"},
-                 "results": {"type": "array", "items": ref("Result")}}}
+                 "page_url": {"type": "string"}, "results": {"type": "array", "items": ref("Result")}}}
     error = {"type": "object", "required": ["error"], "properties": {"error": {
         "type": "object", "required": ["code", "message"],
         "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}

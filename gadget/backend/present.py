@@ -12,6 +12,7 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from side import config as side_config
 from side.config import Config
@@ -27,6 +28,9 @@ MODEL_FILES = ("verifier.safetensors", "verifier.json", "combiner.json")
 #: better source must win to flag a citation, ``side.check.BETTER_MARGIN``).
 SUPPORTED_MARGIN = 0.15
 VERDICTS = ("supported", "unclear", "fails")
+#: Characters a URL path keeps unescaped: werkzeug's own set, so the API's ``page_url`` is
+#: character for character the URL the dashboard's ``url_for`` builds for the same page.
+PATH_SAFE = "!$&'()*+,/:;=@"
 
 
 def model_dir(config: Config) -> Path:
@@ -41,6 +45,11 @@ def load_flag_threshold(config: Config) -> float:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("no flag threshold in %s (%s); using verifier.flag_threshold", path, exc)
         return float(config.verifier.flag_threshold)
+
+
+def page_path(wiki: str, title: str) -> str:
+    """The dashboard path of an article, its title underscored the way MediaWiki writes URLs."""
+    return f"/dashboard/pages/{wiki}/{quote(title.replace(' ', '_'), safe=PATH_SAFE)}"
 
 
 def verdict_of(result: ResultRecord, flag_threshold: float) -> str:
@@ -61,6 +70,10 @@ class Presenter:
 
     def check_url(self, check_id: str) -> str:
         return f"{self.public_url}/dashboard/checks/{check_id}"
+
+    def page_url(self, wiki: str, title: str) -> str:
+        """The article's page (its latest checked revision), which outlives any one check."""
+        return f"{self.public_url}{page_path(wiki, title)}"
 
     def result_url(self, result_id: int) -> str:
         return f"{self.public_url}/dashboard/results/{result_id}"
@@ -85,6 +98,6 @@ class Presenter:
             "revision": check.revision, "parent_revision": check.parent_revision, "origin": check.origin,
             "error": check.error, "citations": check.citations, "flagged": check.flagged,
             "created_at": iso(check.created_at), "finished_at": iso(check.finished_at),
-            "dashboard_url": self.check_url(check.id),
+            "dashboard_url": self.check_url(check.id), "page_url": self.page_url(check.wiki, check.title),
             "results": [self.result(r) for r in results],
         }

@@ -117,12 +117,17 @@ function createController( o ) {
 		return body;
 	}
 
+	/*
+	 * The article's page on the dashboard: the editor asks about the article, and that page
+	 * stays current as later revisions are checked. A service without page_url (older than
+	 * the article page) gets the check's own page.
+	 */
 	function dashboardFor( check ) {
 		if ( o.config.dashboardUrl ) {
 			return o.config.dashboardUrl.replace( '$1', encodeURIComponent( o.page.wiki ) )
 				.replace( '$2', encodeURIComponent( o.page.title.replace( / /g, '_' ) ) );
 		}
-		return check && check.dashboard_url;
+		return check && ( check.page_url || check.dashboard_url );
 	}
 
 	function finish( batch, check ) {

@@ -80,7 +80,7 @@ function fakeClient( answers ) {
 	return client;
 }
 
-function setup( { consent = 'unknown', answers = [], text = TEXT } = {} ) {
+function setup( { consent = 'unknown', answers = [], text = TEXT, config = {} } = {} ) {
 	document.body.innerHTML = '';
 	const state = { value: consent };
 	const editor = fakeEditor( text );
@@ -95,7 +95,7 @@ function setup( { consent = 'unknown', answers = [], text = TEXT } = {} ) {
 			state.value = value;
 		} },
 		page: { wiki: 'testwiki', title: 'Alsea (company)', revision: 42 },
-		config: { debounceMs: 0, maxClaims: 50 } } );
+		config: Object.assign( { debounceMs: 0, maxClaims: 50 }, config ) } );
 	mountAndStart( editor, panel, controller );
 	return { editor, client, panel, controller, state };
 }
@@ -125,6 +125,7 @@ describe( 'the hints controller', () => {
 	it( 'after consent, sends the citations with a URL and shows each verdict', async () => {
 		const { client, state } = setup( { answers: [ ( payload ) => ( {
 			id: 'c1', status: 'done', dashboard_url: 'http://127.0.0.1:8765/dashboard/checks/c1',
+			page_url: 'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)',
 			results: [ result( payload.claims[ 0 ].key, 'supported' ),
 				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ) ] } );
 		click( '.side-consent-allow' );
@@ -146,8 +147,26 @@ describe( 'the hints controller', () => {
 		expect( hint( 'fails' ).textContent ).toContain( 'Likely fails verification' );
 		expect( hint( 'fails' ).textContent ).toContain( 'Source says: “Evidence for fails.”' );
 		expect( hint( 'fails' ).querySelector( '.side-suggestion__link' ).href ).toBe( SUGGESTION.url );
-		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe( 'http://127.0.0.1:8765/dashboard/checks/c1' );
+		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe(
+			'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)' );
 		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( '2 citations with a link.' );
+	} );
+
+	it( 'links to the check\'s page when the service sends no page_url', async () => {
+		setup( { consent: 'granted', answers: [ ( payload ) => ( {
+			id: 'c1', status: 'done', dashboard_url: 'http://127.0.0.1:8765/dashboard/checks/c1',
+			results: payload.claims.map( ( claim ) => result( claim.key, 'supported' ) ) } ) ] } );
+		await settled();
+		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe( 'http://127.0.0.1:8765/dashboard/checks/c1' );
+	} );
+
+	it( 'links to the configured dashboardUrl, with the wiki and title filled in, over page_url', async () => {
+		setup( { consent: 'granted', config: { dashboardUrl: 'https://patrol.example/$1/$2' }, answers: [ ( payload ) => ( {
+			id: 'c1', status: 'done', page_url: 'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)',
+			results: payload.claims.map( ( claim ) => result( claim.key, 'supported' ) ) } ) ] } );
+		await settled();
+		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe(
+			'https://patrol.example/testwiki/Alsea_(company)' );
 	} );
 
 	it( 'inserts the suggestion after the weak citation and checks only what changed', async () => {
