@@ -71,9 +71,9 @@ def measure_intake(wiki, folder: Path, edits: int) -> None:
     from bot.changes import RecentChangesFeed
     from bot.checkpoint import CheckpointFile
     from bot.sidebot import CitationBot
+    from checkqueue.queue import get_queue, redis_connection, submit
     from side.config import ServiceConfig
     from side.store import Store
-    from checkqueue.queue import get_queue, redis_connection, submit
 
     started = time.perf_counter()
     articles = load_articles(wiki)

@@ -131,8 +131,8 @@ def start_stack(threads: int, workers: int, folder: Path):
 
 def run_queue(config, checks: list[list[dict]], run: int) -> float:
     """Seconds from the first submit until every Check is done, through Redis and side-worker."""
-    from side.store import NewCheck, Store
     from checkqueue.queue import get_queue, redis_connection, submit
+    from side.store import NewCheck, Store
 
     store = Store.open(config.database_url)
     queue = get_queue(redis_connection(config.redis_url), config)

@@ -16,8 +16,8 @@ from rq import Queue, Worker
 from rq.job import Job
 from rq.results import Result
 
-from side.config import ServiceConfig
 from checkqueue.queue import _redacted, get_queue
+from side.config import ServiceConfig
 
 log = logging.getLogger(__name__)
 

@@ -396,10 +396,10 @@ class Store:
         existing = self.check(check_id)
         if existing is not None:
             return existing, False
-        row = dict(id=check_id, wiki=new.wiki, title=new.title, revision=new.revision,
-                   parent_revision=new.parent_revision, origin=new.origin, status="queued", error="",
-                   payload=_json(new.claims), citations=len(new.claims), flagged=0, attempts=0,
-                   created_at=utcnow())
+        row = {"id": check_id, "wiki": new.wiki, "title": new.title, "revision": new.revision,
+                   "parent_revision": new.parent_revision, "origin": new.origin, "status": "queued", "error": "",
+                   "payload": _json(new.claims), "citations": len(new.claims), "flagged": 0, "attempts": 0,
+                   "created_at": utcnow()}
         try:
             with self._tx() as conn:
                 conn.execute(checks.insert().values(**row))
@@ -536,8 +536,8 @@ class Store:
         if self.result(result_id) is None:
             raise InputError(f"unknown result {result_id}")
         now = utcnow()
-        row = dict(result_id=result_id, action=action, reason=reason[:64], comment=comment[:2000],
-                   suggestion_url=suggestion_url[:2000], user=user[:255], created_at=now)
+        row = {"result_id": result_id, "action": action, "reason": reason[:64], "comment": comment[:2000],
+                   "suggestion_url": suggestion_url[:2000], "user": user[:255], "created_at": now}
         with self._tx() as conn:
             new_id = conn.execute(feedback.insert().values(**row)).inserted_primary_key[0]
             conn.execute(results.update().where(results.c.id == result_id).values(
@@ -553,8 +553,8 @@ class Store:
 
     def record_report(self, wiki: str, title: str, check_id: str, result_id: int | None, suggestion_key: str,
                       talk_title: str, posted: bool) -> ReportRecord:
-        row = dict(wiki=wiki, title=title, check_id=check_id, result_id=result_id,
-                   suggestion_key=suggestion_key, talk_title=talk_title, posted=posted, created_at=utcnow())
+        row = {"wiki": wiki, "title": title, "check_id": check_id, "result_id": result_id,
+                   "suggestion_key": suggestion_key, "talk_title": talk_title, "posted": posted, "created_at": utcnow()}
         with self._tx() as conn:
             new_id = conn.execute(reports.insert().values(**row)).inserted_primary_key[0]
         return ReportRecord(id=int(new_id), **row)
@@ -629,18 +629,18 @@ def _result_row(check_id: str, position: int, item: dict[str, Any], claims: list
     submitted = claims[position] if position < len(claims) else {}
     verdict = item.get("verdict")
     citation = claim.get("citation") or {}
-    return dict(
-        check_id=check_id, position=position,
-        client_key=str(submitted.get("client_key") or submitted.get("key") or claim.get("key", ""))[:64],
-        claim_key=str(claim.get("key", ""))[:32], claim_text=str(claim.get("text", "")),
-        citation_url=str(citation.get("url") or ""), claim=_json(claim),
-        source_status=str(item.get("source_status", ""))[:16], source_error=str(item.get("source_error", "")),
-        label=verdict["label"] if verdict else None, score=verdict["score"] if verdict else None,
-        failure_likelihood=item.get("failure_likelihood"), flagged=bool(item.get("flagged")),
-        rank=item.get("rank"), url_depth=item.get("url_depth"), reasons=_json(item.get("reasons", [])),
-        verdict=_json(verdict) if verdict else None, suggestions=_json(item.get("suggestions", [])),
-        review_status="open", reviewed_at=None, created_at=now,
-    )
+    return {
+        "check_id": check_id, "position": position,
+        "client_key": str(submitted.get("client_key") or submitted.get("key") or claim.get("key", ""))[:64],
+        "claim_key": str(claim.get("key", ""))[:32], "claim_text": str(claim.get("text", "")),
+        "citation_url": str(citation.get("url") or ""), "claim": _json(claim),
+        "source_status": str(item.get("source_status", ""))[:16], "source_error": str(item.get("source_error", "")),
+        "label": verdict["label"] if verdict else None, "score": verdict["score"] if verdict else None,
+        "failure_likelihood": item.get("failure_likelihood"), "flagged": bool(item.get("flagged")),
+        "rank": item.get("rank"), "url_depth": item.get("url_depth"), "reasons": _json(item.get("reasons", [])),
+        "verdict": _json(verdict) if verdict else None, "suggestions": _json(item.get("suggestions", [])),
+        "review_status": "open", "reviewed_at": None, "created_at": now,
+    }
 
 
 def _result_record(row) -> ResultRecord:

@@ -11,8 +11,8 @@ import pytest
 import redis
 from webapp import claims_body, finish, make_config, outcome
 
-from gadget.backend import create_app
 from checkqueue.queue import get_queue
+from gadget.backend import create_app
 
 WIKI_ORIGIN = "https://en.wikipedia.org"
 

@@ -13,12 +13,7 @@ from httpserver import LocalServer, Response
 from rq.job import Job
 from rq.job_lifecycle import record_job_failure
 
-from side.config import FetchConfig, ServiceConfig
-from side.errors import SourceFetchError
-from side.sources import fetch_source
-from side.store import NewCheck, Store
 from checkqueue.health import queue_health
-from workers.jobs import is_transient, retrying
 from checkqueue.queue import (
     JOB_FUNC,
     QueueUnavailableError,
@@ -29,6 +24,11 @@ from checkqueue.queue import (
     retry_policy,
     submit,
 )
+from side.config import FetchConfig, ServiceConfig
+from side.errors import SourceFetchError
+from side.sources import fetch_source
+from side.store import NewCheck, Store
+from workers.jobs import is_transient, retrying
 
 
 def claim(text: str, url: str = "https://example.org/a") -> dict:

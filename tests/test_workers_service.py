@@ -17,9 +17,9 @@ from harness.stack import pid_alive
 from httpserver import LocalServer, Response
 from rq.job import Job, JobStatus
 
-from side.store import NewCheck
 from checkqueue.health import queue_health
 from checkqueue.queue import redis_connection
+from side.store import NewCheck
 
 pytestmark = pytest.mark.slow
 

@@ -42,11 +42,11 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
+from checkqueue.health import failure_reason
+from checkqueue.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
-from checkqueue.health import failure_reason
 from workers.jobs import WorkerContext, set_context
-from checkqueue.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, url_for
 
+from checkqueue.queue import submit
 from gadget.backend.errors import ApiError, NotFoundError
 from gadget.backend.services import request_origin, services
 from gadget.backend.validation import (
@@ -30,7 +31,6 @@ from gadget.backend.validation import (
 from side.claims import Citation, Claim
 from side.store import NewCheck
 from side.wikitext import extract_claims
-from checkqueue.queue import submit
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from checkqueue.queue import get_queue, redis_connection
 from gadget.backend import api, dashboard, errors, health, metrics, openapi
 from gadget.backend.errors import ForbiddenOriginError
 from gadget.backend.links import WikiLinks
@@ -26,7 +27,6 @@ from gadget.backend.present import Presenter, load_flag_threshold
 from gadget.backend.services import EXTENSION, Services, request_origin, services
 from side.config import Config, load_config
 from side.store import Store
-from checkqueue.queue import get_queue, redis_connection
 
 log = logging.getLogger(__name__)
 

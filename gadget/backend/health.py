@@ -17,10 +17,10 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 from sqlalchemy.exc import SQLAlchemyError
 
+from checkqueue.health import queue_health
 from gadget.backend.present import MODEL_FILES, model_dir
 from gadget.backend.services import Services, services
 from side.errors import SideError
-from checkqueue.health import queue_health
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy.exc import SQLAlchemyError
 
+from checkqueue.health import registry_counts
 from gadget.backend.services import Services
 from side.errors import SideError
-from checkqueue.health import registry_counts
 
 log = logging.getLogger(__name__)
 
