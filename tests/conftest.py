@@ -23,7 +23,7 @@ os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
 from side.config import DEFAULT_DATA_DIR
 
 #: Real components the service, bot and gadget tests start on 127.0.0.1 (one module each).
-pytest_plugins = ["harness.redis", "harness.stack", "harness.mediawiki", "harness.browser"]
+pytest_plugins = ["harness.redis", "harness.stack", "harness.mediawiki", "harness.browser", "webapp"]
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

@@ -9,39 +9,16 @@ from __future__ import annotations
 
 import pytest
 import redis
-from webapp import claims_body, finish, make_config, outcome
+from webapp import claims_body, finish, make_config, outcome, running_app
 
 from checkqueue.queue import get_queue
-from gadget.backend import create_app
 
 WIKI_ORIGIN = "https://en.wikipedia.org"
 
 
 @pytest.fixture
-def config(tmp_path, redis_db):
-    return make_config(tmp_path, redis_db.url)
-
-
-@pytest.fixture
-def app(config):
-    app = create_app(config)
-    yield app
-    app.extensions["side"].store.close()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
-
-
-@pytest.fixture
-def store(app):
-    return app.extensions["side"].store
-
-
-@pytest.fixture
-def queue(app, config):
-    return get_queue(redis.Redis.from_url(config.service.redis_url), config.service)
+def queue(app, web_config):
+    return get_queue(redis.Redis.from_url(web_config.service.redis_url), web_config.service)
 
 
 def assert_error(response, status: int, code: str | None = None) -> dict:
@@ -284,11 +261,11 @@ def test_a_body_that_is_not_json_is_415(client, store, queue):
     assert_nothing_stored(store, queue)
 
 
-def test_a_huge_body_is_413_and_stores_nothing(client, store, queue, config):
+def test_a_huge_body_is_413_and_stores_nothing(client, store, queue, web_config):
     body = claims_body()
-    body["claims"][0]["left_context"] = "x" * (config.service.max_body_bytes + 1)
+    body["claims"][0]["left_context"] = "x" * (web_config.service.max_body_bytes + 1)
     assert_error(client.post("/api/v1/checks", json=body), 413, "too_large")
-    assert_error(client.post("/api/v1/feedback", data=b"{" * (config.service.max_body_bytes + 10),
+    assert_error(client.post("/api/v1/feedback", data=b"{" * (web_config.service.max_body_bytes + 10),
                              content_type="application/json"), 413, "too_large")
     assert_nothing_stored(store, queue)
 
@@ -346,9 +323,8 @@ def test_reads_from_a_disallowed_origin_carry_no_cors_headers(client):
 
 @pytest.fixture
 def limited_client(tmp_path, redis_db):
-    app = create_app(make_config(tmp_path, redis_db.url, rate_limit="3/minute"))
-    yield app.test_client()
-    app.extensions["side"].store.close()
+    with running_app(make_config(tmp_path, redis_db.url, rate_limit="3/minute")) as app:
+        yield app.test_client()
 
 
 def post_as(client, address: str, revision: int, **headers):
@@ -376,13 +352,12 @@ def test_x_forwarded_for_is_ignored_without_a_proxy(limited_client):
 
 
 def test_x_forwarded_for_names_the_client_behind_a_proxy(tmp_path, redis_db):
-    app = create_app(make_config(tmp_path, redis_db.url, rate_limit="2/minute", proxy_hops=1))
-    client = app.test_client()
-    for n in range(2):
-        assert post_as(client, "10.9.9.9", n, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 202
-    assert post_as(client, "10.9.9.9", 5, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 429
-    assert post_as(client, "10.9.9.9", 6, **{"X-Forwarded-For": "192.0.2.2"}).status_code == 202
-    app.extensions["side"].store.close()
+    with running_app(make_config(tmp_path, redis_db.url, rate_limit="2/minute", proxy_hops=1)) as app:
+        client = app.test_client()
+        for n in range(2):
+            assert post_as(client, "10.9.9.9", n, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 202
+        assert post_as(client, "10.9.9.9", 5, **{"X-Forwarded-For": "192.0.2.1"}).status_code == 429
+        assert post_as(client, "10.9.9.9", 6, **{"X-Forwarded-For": "192.0.2.2"}).status_code == 202
 
 
 # -- health, metrics, OpenAPI ----------------------------------------------------------------
@@ -425,13 +400,13 @@ def test_metrics_count_requests_and_read_the_queue(client):
     assert 'side_component_up{component="redis"} 1.0' in text
 
 
-def test_openapi_document_is_served(client, config):
+def test_openapi_document_is_served(client, web_config):
     document = client.get("/api/v1/openapi.json").get_json()
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) >= {"/api/v1/checks", "/api/v1/checks/{check_id}",
                                       "/api/v1/pages/{wiki}/{title}", "/api/v1/feedback", "/healthz"}
     wikitext = document["components"]["schemas"]["WikitextCheck"]["properties"]["wikitext"]
-    assert wikitext["maxLength"] == config.service.max_body_bytes // 2
+    assert wikitext["maxLength"] == web_config.service.max_body_bytes // 2
 
 
 # -- configuration and entry points --------------------------------------------------------------
@@ -451,16 +426,15 @@ localwiki = "http://127.0.0.1:8080"
 ''')
     config = load_config(toml, environ={"SIDE_SERVICE_CORS_ORIGINS": "https://fr.wikipedia.org,https://de.wikipedia.org",
                                         "SIDE_SERVICE_RATE_LIMIT": "5/minute"})
-    app = create_app(config)
-    svc = app.extensions["side"]
-    assert svc.cors_origins == {"https://fr.wikipedia.org", "https://de.wikipedia.org"}
-    assert svc.links.diff("localwiki", 2, 1) == "http://127.0.0.1:8080/index.php?diff=2&oldid=1"
-    client = app.test_client()
-    check = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": "https://fr.wikipedia.org"})
-    assert check.headers["X-RateLimit-Limit"] == "5"
-    assert check.get_json()["check"]["dashboard_url"].startswith("https://side.toolforge.org/dashboard/checks/")
-    assert preflight(client, WIKI_ORIGIN).status_code == 403  # en.wikipedia.org is not on this list
-    svc.store.close()
+    with running_app(config) as app:
+        svc = app.extensions["side"]
+        assert svc.cors_origins == {"https://fr.wikipedia.org", "https://de.wikipedia.org"}
+        assert svc.links.diff("localwiki", 2, 1) == "http://127.0.0.1:8080/index.php?diff=2&oldid=1"
+        client = app.test_client()
+        check = client.post("/api/v1/checks", json=claims_body(), headers={"Origin": "https://fr.wikipedia.org"})
+        assert check.headers["X-RateLimit-Limit"] == "5"
+        assert check.get_json()["check"]["dashboard_url"].startswith("https://side.toolforge.org/dashboard/checks/")
+        assert preflight(client, WIKI_ORIGIN).status_code == 403  # en.wikipedia.org is not on this list
 
 
 def test_side_web_refuses_a_missing_config_file(tmp_path):

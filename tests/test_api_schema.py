@@ -13,9 +13,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.config import SchemathesisConfig
 from schemathesis.generation import GenerationMode
-from webapp import make_config
-
-from gadget.backend import create_app
+from webapp import make_config, running_app
 
 #: Examples per operation and generation mode; enough to hit every field's limits.
 MAX_EXAMPLES = 40
@@ -29,9 +27,8 @@ NEGATIVE_STATUSES = ["400", "403", "404", "405", "413", "415", "422", "429"]
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, redis_server):
     config = make_config(tmp_path_factory.mktemp("schema"), redis_server.url, rate_limit="100000/minute")
-    app = create_app(config)
-    yield app
-    app.extensions["side"].store.close()
+    with running_app(config) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")

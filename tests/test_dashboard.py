@@ -9,30 +9,12 @@ from __future__ import annotations
 
 import lxml.html
 import pytest
-from webapp import WIKI_URL, claims_body, finish, make_config, outcome
+from webapp import WIKI_URL, claims_body, finish, outcome
 
-from gadget.backend import create_app
 from gadget.backend.charts import nice_max
 from gadget.backend.links import WikiLinks, parse_wiki_urls
 
 HTML = {"Accept": "text/html"}
-
-
-@pytest.fixture
-def app(tmp_path, redis_db):
-    app = create_app(make_config(tmp_path, redis_db.url))
-    yield app
-    app.extensions["side"].store.close()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
-
-
-@pytest.fixture
-def store(app):
-    return app.extensions["side"].store
 
 
 def page(response) -> lxml.html.HtmlElement:

@@ -1,4 +1,7 @@
-"""Helpers for the web service tests (tests/test_api*.py, tests/test_dashboard*.py).
+"""Helpers and fixtures for the web service tests (tests/test_api*.py, tests/test_dashboard*.py).
+
+Registered as a pytest plugin in tests/conftest.py: ``web_config``, ``app``, ``client`` and
+``store`` give a test the app on its own SQLite store and the flushed test Redis.
 
 The app runs on a real SQLite store and a real Redis (the module's own ``redis-server``), so
 what the tests see is what production does. A worker's outcome is written with the real
@@ -9,8 +12,13 @@ real worker end to end.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
+from flask import Flask
 
 from side.check import CitationCheck, Suggestion, cite_web
 from side.claims import Claim
@@ -32,6 +40,39 @@ def make_config(tmp_path: Path, redis_url: str, **service: Any) -> Config:
     for key, value in service.items():
         setattr(config.service, key, value)
     return config
+
+
+@contextmanager
+def running_app(config: Config) -> Iterator[Flask]:
+    """The app on ``config``; its store is closed afterwards so the SQLite file is released."""
+    from gadget.backend import create_app
+
+    app = create_app(config)
+    try:
+        yield app
+    finally:
+        app.extensions["side"].store.close()
+
+
+@pytest.fixture
+def web_config(tmp_path, redis_db) -> Config:
+    return make_config(tmp_path, redis_db.url)
+
+
+@pytest.fixture
+def app(web_config) -> Iterator[Flask]:
+    with running_app(web_config) as app:
+        yield app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def store(app) -> Store:
+    return app.extensions["side"].store
 
 
 def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "REFUTES",
