@@ -20,7 +20,6 @@ blocked, and rightly so:
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import mwparserfromhell
 
+from side.errors import ConfigError
 from side.store import ResultRecord, Store, suggestion_key, utcnow
 
 log = logging.getLogger(__name__)
@@ -100,11 +100,13 @@ def report_threshold(configured: float, model_dir: str | Path | None = None) -> 
     if configured >= 0:
         return configured
     from side.crossencoder import DEFAULT_MODEL_DIR
-    from side.verifier import COMBINER_FILE
+    from side.verifier import COMBINER_FILE, Combiner
 
     path = Path(model_dir or DEFAULT_MODEL_DIR) / COMBINER_FILE
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return float(data["report_threshold"])
+    combiner = Combiner.load(path)
+    if combiner is None:
+        raise ConfigError(f"no usable verifier combiner at {path}: set bot.report_threshold")
+    return float(combiner.report_threshold)
 
 
 def is_reportable(result: ResultRecord, threshold: float) -> bool:

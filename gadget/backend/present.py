@@ -3,27 +3,27 @@
 The gadget shows editors one word per citation, not a probability, so the API adds
 ``verdict`` (supported / unclear / fails) to each result, read from the stored score and flag
 with the shipped verifier's own flag threshold. That threshold is read from the model's
-``combiner.json`` (a few bytes of JSON), so the web service never imports torch.
+``combiner.json`` through ``side.verifier.Combiner.load`` (a few bytes of JSON; neither
+``side.verifier`` nor ``side.crossencoder`` imports torch at module level), so the web service
+never loads the model.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from side import config as side_config
 from side.config import Config
+from side.crossencoder import DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE
 from side.store import CheckRecord, ResultRecord, iso
+from side.verifier import COMBINER_FILE, Combiner
 
 log = logging.getLogger(__name__)
 
-#: The shipped verifier (``side.crossencoder.DEFAULT_MODEL_DIR``, without importing torch).
-DEFAULT_MODEL_DIR = Path(side_config.__file__).resolve().parent / "models" / "verifier"
 #: Files a worker needs to load the verifier; /healthz reports them missing.
-MODEL_FILES = ("verifier.safetensors", "verifier.json", "combiner.json")
+MODEL_FILES = (WEIGHTS_FILE, META_FILE, COMBINER_FILE)
 #: A score this far above the flag threshold reads as "supported" (the same margin by which a
 #: better source must win to flag a citation, ``side.check.BETTER_MARGIN``).
 SUPPORTED_MARGIN = 0.15
@@ -39,12 +39,13 @@ def model_dir(config: Config) -> Path:
 
 def load_flag_threshold(config: Config) -> float:
     """The combiner's fitted flag threshold; the configured one when no combiner is shipped."""
-    path = model_dir(config) / "combiner.json"
+    path = model_dir(config) / COMBINER_FILE
     try:
-        return float(json.loads(path.read_text(encoding="utf-8"))["flag_threshold"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        combiner = Combiner.load(path)
+    except (OSError, ValueError, TypeError) as exc:
         log.warning("no flag threshold in %s (%s); using verifier.flag_threshold", path, exc)
-        return float(config.verifier.flag_threshold)
+        combiner = None
+    return float(combiner.flag_threshold if combiner else config.verifier.flag_threshold)
 
 
 def page_path(wiki: str, title: str) -> str:
