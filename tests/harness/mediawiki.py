@@ -37,6 +37,8 @@ from typing import Any
 import pytest
 import requests
 
+from harness import free_port
+
 #: Where Debian's ``mediawiki`` package installs the code (the read-only docroot).
 MEDIAWIKI_ROOT = Path(os.environ.get("SIDE_MEDIAWIKI_ROOT", "/usr/share/mediawiki"))
 #: Name of the pywikibot AutoFamily (and site code) registered for the local wiki.
@@ -100,12 +102,6 @@ def is_installed() -> tuple[bool, str]:
     if shutil.which("php") is None:
         return False, "php not installed (run scripts/install.sh)"
     return True, ""
-
-
-def free_port(kind: int = socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class MediaWiki:

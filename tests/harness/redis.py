@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,17 +25,13 @@ from pathlib import Path
 import pytest
 import redis
 
+from harness import free_port
+
 REDIS_SERVER = os.environ.get("SIDE_REDIS_SERVER", shutil.which("redis-server") or "/usr/bin/redis-server")
 
 
 class RedisServerError(RuntimeError):
     """The test Redis could not be started."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class RedisServer:
