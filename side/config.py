@@ -66,8 +66,9 @@ class VerifierConfig:
 class ServiceConfig:
     """The queue, the results store and the web API (workers/ and gadget/backend/)."""
 
-    #: Redis holding the RQ queue (and the API's rate-limit counters).
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    #: Redis holding the RQ queue (and the API's rate-limit counters). Side's own port, not a
+    #: system Redis on 6379 (often without persistence): ``side-stack`` starts one here with AOF.
+    redis_url: str = "redis://127.0.0.1:6390/0"
     #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3.
     #: ToolsDB/MariaDB: mysql+pymysql://user:password@host/dbname
     database_url: str = ""

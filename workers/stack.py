@@ -171,6 +171,7 @@ class Stack:
         """Start Redis with AOF at ``redis_url`` unless one already answers there."""
         if self._redis_answers():
             log.info("reusing the Redis answering at %s", self.redis_url)
+            self._warn_without_aof()
             return
         parts = urlsplit(self.redis_url)
         if parts.hostname not in ("127.0.0.1", "localhost"):
@@ -181,6 +182,17 @@ class Stack:
         part = self._spawn("redis", argv)
         self.started_redis = True
         self._wait(part, "Redis", self._redis_answers)
+
+    def _warn_without_aof(self) -> None:
+        """A reused Redis may keep nothing on disk; say so rather than promise what it cannot."""
+        try:
+            with self.redis_client() as client:
+                aof = client.config_get("appendonly").get("appendonly")
+        except redis.RedisError:  # CONFIG is often disabled on managed Redis
+            return
+        if aof == "no":
+            log.warning("the Redis at %s keeps no AOF: queued checks survive its restart only through the "
+                        "workers' store reconciliation (requeue_lost)", self.redis_url)
 
     def start_worker(self, extra_args: Sequence[str] = ()) -> Part:
         """One more ``side-worker``; returns once it has loaded the model and registered."""
