@@ -36,13 +36,13 @@ def real_pairs(n: int):
     return pairs[:n]
 
 
-def peer_model(cross, directory: str):
+def peer_model(cross, directory: str, device: str):
     """Save Side's model in HF format and load it as a sentence-transformers CrossEncoder."""
     from sentence_transformers import CrossEncoder as STCrossEncoder
 
     cross.model.save_pretrained(directory)
     cross.pairs.tokenizer.save_pretrained(directory)
-    return STCrossEncoder(directory, device="cpu", max_length=cross.pairs.max_length)
+    return STCrossEncoder(directory, device=device, max_length=cross.pairs.max_length)
 
 
 def same_inputs(cross, pairs) -> list[tuple[str, str]]:
@@ -67,16 +67,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: both paths run there")
+    parser.add_argument("--model", help="verifier model directory (default: the shipped one)")
     args = parser.parse_args()
     import torch
 
     from side.crossencoder import CrossEncoder
 
     pairs = real_pairs(args.pairs)
-    ours = CrossEncoder(device="cpu")
-    quant = CrossEncoder(device="cpu", quantize=True)
+    ours = CrossEncoder(args.model, device=args.device)
+    # The second path: int8 dynamic quantization on a CPU, fp16 weights on a GPU.
+    reduced = CrossEncoder(args.model, device=args.device, quantize=True)
+    reduced_name = "side fp16" if args.device.startswith("cuda") else "side int8 dynamic quantization"
     with tempfile.TemporaryDirectory() as tmp:
-        peer = peer_model(ours, tmp)
+        peer = peer_model(ours, tmp, args.device)
         # The peer tokenises (text_a, text_b) itself; give it the text of exactly the tokens Side
         # keeps after its truncation (query cut from the left), so both score the same input.
         texts = same_inputs(ours, pairs)
@@ -85,13 +89,14 @@ def main() -> None:
                                                          convert_to_numpy=True, show_progress_bar=False))
     peer_probs = torch.softmax(torch.tensor(peer_logits), -1).numpy()
     t_ours, our_probs = timed(lambda: ours.predict(pairs, batch_size=args.batch_size))
-    t_quant, quant_probs = timed(lambda: quant.predict(pairs, batch_size=args.batch_size))
+    t_quant, quant_probs = timed(lambda: reduced.predict(pairs, batch_size=args.batch_size))
     n = len(pairs)
-    print(f"{n} real WiCE (claim, sentence) pairs, batch {args.batch_size}, {torch.get_num_threads()} threads, "
+    where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"{torch.get_num_threads()} threads"
+    print(f"{n} real WiCE (claim, sentence) pairs, batch {args.batch_size}, {where}, "
           f"max_length {ours.pairs.max_length}")
     print(f"{'path':38s} {'pairs/s':>9s} {'vs peer':>8s} {'max |dP(S)|':>12s}")
     print(f"{'sentence-transformers CrossEncoder (peer)':38s} {n / t_peer:9.1f} {1.0:8.2f} {0.0:12.4f}")
-    for name, t, probs in (("side fp32", t_ours, our_probs), ("side int8 dynamic quantization", t_quant, quant_probs)):
+    for name, t, probs in (("side fp32", t_ours, our_probs), (reduced_name, t_quant, quant_probs)):
         diff = float(np.abs(probs[:, 0] - peer_probs[:, 0]).max())
         print(f"{name:38s} {n / t:9.1f} {t_peer / t:8.2f} {diff:12.4f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

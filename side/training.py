@@ -59,15 +59,18 @@ class TrainSettings:
     threads: int = 0
     #: Lower transformer layers kept frozen: halves the backward pass on a CPU.
     freeze_layers: int = 2
+    #: Same-source hard negatives per WiCE / SciFact evidence.
+    negatives: int = 2
+    #: Copies of the in-domain (WiCE, SciFact) examples per epoch.
+    in_domain_repeat: int = 1
 
 
-def make_batches(examples: list[Example], batch_size: int, seed: int, encoder: PairEncoder) -> list[list[int]]:
+def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
     """Batches of example indices: groups kept whole, similar lengths together (less padding)."""
     rng = random.Random(seed)
     index = {id(ex): i for i, ex in enumerate(examples)}
     grouped = [[index[id(ex)] for ex in unit] for unit in units(examples)]
     rng.shuffle(grouped)
-    lengths = [len(ids) for ids, _ in encoder.encode([_pair(ex) for ex in examples])]
     # Length buckets inside windows of 50 batches keep the order random at a coarse scale.
     window = batch_size * 50
     batches: list[list[int]] = []
@@ -147,11 +150,15 @@ def train_verifier(settings: TrainSettings) -> dict:
     if settings.threads:
         torch.set_num_threads(settings.threads)
     device = pick_device(settings.device)
-    examples = build_examples(settings.data_dir, seed=settings.seed)
+    examples = build_examples(settings.data_dir, seed=settings.seed, negatives=settings.negatives,
+                              in_domain_repeat=settings.in_domain_repeat)
     encoder = PairEncoder(load_tokenizer(), settings.max_length)
+    # Tokenized once: every epoch reuses the ids (the tokenizer would otherwise run per step).
+    encoded = encoder.encode([_pair(ex) for ex in examples])
+    lengths = [len(ids) for ids, _ in encoded]
     epochs = max(1, math.ceil(settings.epochs))
     batches = [
-        b for e in range(epochs) for b in make_batches(examples, settings.batch_size, settings.seed + e, encoder)
+        b for e in range(epochs) for b in make_batches(examples, settings.batch_size, settings.seed + e, lengths)
     ]
     batches = batches[: int(len(batches) * settings.epochs / epochs) or 1]
     total = min(len(batches), settings.max_steps or len(batches))
@@ -189,11 +196,13 @@ def train_verifier(settings: TrainSettings) -> dict:
             stopped = "time budget"
             break
         idx = batches[step]
-        batch = collate(encoder.encode([_pair(examples[i]) for i in idx]), pad)
+        batch = collate([encoded[i] for i in idx], pad)
         labels = torch.tensor([LABEL_IDS[examples[i].label] for i in idx], device=device)
         groups = torch.tensor([examples[i].group for i in idx], device=device)
-        logits = model(**{k: v.to(device) for k, v in batch.items()}).logits
-        loss = batch_loss(logits, labels, groups, settings.rank_margin, settings.rank_weight)
+        # bf16 autocast on CUDA (the weights and the optimizer stay fp32); the CPU runs plain fp32.
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+            logits = model(**{k: v.to(device) for k, v in batch.items()}).logits
+        loss = batch_loss(logits.float(), labels, groups, settings.rank_margin, settings.rank_weight)
         optim.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -8,20 +8,21 @@ does any file that ``side eval`` measures (WiCE claim dev, SciFact dev, Citation
 Labels: ``S`` supports, ``R`` refutes, ``N`` not enough info, ``X`` "not supported" where a
 binary dataset cannot tell refuted from not-enough-info (trained as P(R)+P(N)).
 Hard negatives follow BERT-for-FEVER: lexically retrieved non-evidence sentences of the same
-source become ``N``; evidence and its hard negatives share a ``group`` so the trainer can add
-Side's ranking term (evidence above retrieved candidates).
+source, and for SciFact the best sentence of abstracts BM25 retrieves that the claim does not
+cite, become ``N``; a claim's evidence and its hard negatives share a ``group`` so the trainer
+can add Side's ranking term (evidence above retrieved candidates).
 """
 
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evidence import bm25_scores
+from side.retrieval import quiet_bm25s
 
 log = logging.getLogger(__name__)
 
@@ -30,18 +31,32 @@ LABEL_IDS = {"S": 0, "R": 1, "N": 2, "X": 3}
 _NLI = {"entailment": "S", "contradiction": "R", "neutral": "N", "not_entailment": "X",
         "supports": "S", "refutes": "R", "not enough info": "N", "partial": "X"}
 
-#: (relative path, how many pairs to draw at most, licence) for plain NLI-style pair files.
-SHIPPABLE: tuple[tuple[str, int, str], ...] = (
-    ("train/fever_rte/fever_dev_rte.pairs.jsonl", 5000, "CC BY-SA 3.0"),
-    ("train/fever_nli_binary/fever_nli_binary_test.pairs.jsonl", 2500, "BSD-3-Clause / CC BY-SA 3.0"),
-    ("train/snli/snli_test.pairs.jsonl", 3000, "CC BY-SA 4.0"),
-    ("train/mnli_3way_sample/mnli_matched_1k.pairs.jsonl", 1000, "MIT / MultiNLI"),
-    ("train/mnli_3way_sample/mnli_mismatched_1k.pairs.jsonl", 1000, "MIT / MultiNLI"),
-    ("train/mnli_binary/mnli_binary_test.pairs.jsonl", 2000, "BSD-3-Clause / MultiNLI"),
-    ("train/factcheck_gpt/factcheck_gpt_stance.pairs.jsonl", 3305, "Apache-2.0"),
-    ("train/q2/q2_cross_annotation.pairs.jsonl", 1088, "MIT"),
-    ("train/begin/begin_wow_dev.pairs.jsonl", 430, "CC BY 4.0"),
-    ("train/begin/begin_cmu_dev.pairs.jsonl", 416, "CC BY 4.0"),
+#: (relative path, licence) of the NLI-style pair files read in full. Every row is used (deduplicated
+#: on premise and hypothesis): on a CPU one epoch still fits the time budget, and on a GPU more
+#: epochs are cheap. The 3-way MNLI samples are subsets of ``mnli_binary`` with finer labels, so
+#: they come first and the binary copies of the same pairs are dropped.
+SHIPPABLE: tuple[tuple[str, str], ...] = (
+    ("train/mnli_3way_sample/mnli_matched_1k.pairs.jsonl", "MIT / MultiNLI"),
+    ("train/mnli_3way_sample/mnli_mismatched_1k.pairs.jsonl", "MIT / MultiNLI"),
+    ("train/fever_rte/fever_dev_rte.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_nli_binary/fever_nli_binary_dev.pairs.jsonl", "BSD-3-Clause / CC BY-SA 3.0"),
+    ("train/fever_nli_binary/fever_nli_binary_test.pairs.jsonl", "BSD-3-Clause / CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.1_full.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.2_dev.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.2_test.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/snli/snli_dev.pairs.jsonl", "CC BY-SA 4.0"),
+    ("train/snli/snli_test.pairs.jsonl", "CC BY-SA 4.0"),
+    ("train/mnli_binary/mnli_binary_dev.pairs.jsonl", "BSD-3-Clause / MultiNLI"),
+    ("train/mnli_binary/mnli_binary_test.pairs.jsonl", "BSD-3-Clause / MultiNLI"),
+    ("train/factcheck_gpt/factcheck_gpt_stance.pairs.jsonl", "Apache-2.0"),
+    ("train/q2/q2_cross_annotation.pairs.jsonl", "MIT"),
+    ("train/q2/q2_dodeca_consistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_dodeca_inconsistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_memnet_consistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_memnet_inconsistent.pairs.jsonl", "MIT"),
+    ("train/begin/begin_wow_dev.pairs.jsonl", "CC BY 4.0"),
+    ("train/begin/begin_wow_test.pairs.jsonl", "CC BY 4.0"),
+    ("train/begin/begin_cmu_dev.pairs.jsonl", "CC BY 4.0"),
 )
 VITAMINC_GLOB = "vitaminc_sample/train_*.jsonl"
 SCIFACT_TRAIN = "scifact/claims_train.jsonl"
@@ -59,10 +74,18 @@ class Example:
     group: int = -1
 
 
-def _nli_file(path: Path, limit: int, rng: random.Random, name: str) -> list[Example]:
-    rows = [r for r in read_jsonl(path) if r.get("label") in _NLI and r.get("premise") and r.get("hypothesis")]
-    rng.shuffle(rows)
-    return [Example("", r["hypothesis"], r["premise"], _NLI[r["label"]], name) for r in rows[:limit]]
+def _nli_file(path: Path, seen: set[tuple[str, str]], name: str) -> list[Example]:
+    """Pairs of one file not already taken from an earlier file (same premise and hypothesis)."""
+    out = []
+    for r in read_jsonl(path):
+        if r.get("label") not in _NLI or not r.get("premise") or not r.get("hypothesis"):
+            continue
+        key = (" ".join(r["premise"].lower().split()), " ".join(r["hypothesis"].lower().split()))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Example("", r["hypothesis"], r["premise"], _NLI[r["label"]], name))
+    return out
 
 
 def _vitaminc(data_dir: Path) -> list[Example]:
@@ -80,11 +103,34 @@ def _hard_negatives(query: str, sentences: list[str], exclude: set[int], k: int)
     return order[:k]
 
 
-def _scifact(data_dir: Path, group_start: int, negatives: int = 2) -> list[Example]:
+def _other_abstracts(claims: list, corpus: dict, k: int) -> dict[int, list[str]]:
+    """Per claim, the abstracts BM25 ranks highest that the claim does not cite (BERT-for-FEVER's
+    negatives from other sources: in the open setting these are what retrieval brings back)."""
+    bm25s = quiet_bm25s()
+    doc_ids = list(corpus)
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize([f"{corpus[d].title} {' '.join(corpus[d].sentences)}" for d in doc_ids],
+                                   stopwords="en", show_progress=False), show_progress=False)
+    queries = bm25s.tokenize([c.claim for c in claims], stopwords="en", show_progress=False)
+    hits, _ = retriever.retrieve(queries, k=min(k + 8, len(doc_ids)), show_progress=False, n_threads=0)
+    out = {}
+    for claim, row in zip(claims, hits):
+        cited = set(claim.cited_doc_ids) | set(claim.evidence)
+        out[claim.id] = [doc_ids[int(i)] for i in row if doc_ids[int(i)] not in cited][:k]
+    return out
+
+
+def _scifact(data_dir: Path, group_start: int, negatives: int = 2, other_sources: int = 2) -> list[Example]:
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
+    claims = load_scifact_claims(data_dir / SCIFACT_TRAIN)
+    others = _other_abstracts(claims, corpus, other_sources)
     out: list[Example] = []
     group = group_start
-    for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
+    for claim in claims:
+        for doc_id in others[claim.id]:
+            sentences = list(corpus[doc_id].sentences)
+            for i in _hard_negatives(claim.claim, sentences, set(), 1):
+                out.append(Example("", claim.claim, sentences[i], "N", "scifact_other", group))
         docs = claim.evidence or {d: [] for d in claim.cited_doc_ids}
         for doc_id, sets in docs.items():
             doc = corpus.get(doc_id)
@@ -98,7 +144,7 @@ def _scifact(data_dir: Path, group_start: int, negatives: int = 2) -> list[Examp
                 out.append(Example("", claim.claim, text, label, "scifact", group))
             for i in _hard_negatives(claim.claim, sentences, rationale, negatives if sets else 1):
                 out.append(Example("", claim.claim, sentences[i], "N", "scifact", group))
-            group += 1
+        group += 1
     return out
 
 
@@ -119,16 +165,27 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Ex
     return out
 
 
-def build_examples(data_dir: str | Path, seed: int = 13) -> list[Example]:
-    """All training examples, deterministic for a given seed."""
+#: Sources drawn from the tasks Side is judged on (Wikipedia citations, scientific claims).
+IN_DOMAIN = ("wice_train", "scifact", "scifact_other")
+
+
+def build_examples(data_dir: str | Path, seed: int = 13, negatives: int = 2, in_domain_repeat: int = 1) -> list[Example]:
+    """All training examples, in a fixed order (the trainer shuffles them with its seed).
+
+    ``negatives`` is the number of same-source hard negatives per WiCE / SciFact evidence;
+    ``in_domain_repeat`` repeats those in-domain examples (as separate groups), because they are a
+    few thousand among ~80,000 general NLI pairs.
+    """
     data_dir = Path(data_dir)
-    rng = random.Random(seed)
     examples: list[Example] = []
-    for relative, limit, _licence in SHIPPABLE:
-        examples += _nli_file(data_dir / relative, limit, rng, Path(relative).parent.name)
+    seen: set[tuple[str, str]] = set()
+    for relative, _licence in SHIPPABLE:
+        examples += _nli_file(data_dir / relative, seen, Path(relative).parent.name)
     examples += _vitaminc(data_dir)
-    examples += _scifact(data_dir, group_start=0)
-    examples += _wice_train(data_dir, group_start=100_000)
+    in_domain = _scifact(data_dir, group_start=0, negatives=negatives)
+    in_domain += _wice_train(data_dir, group_start=100_000, negatives=negatives)
+    for copy in range(max(1, in_domain_repeat)):
+        examples += [replace(ex, group=ex.group + copy * 1_000_000) for ex in in_domain]
     counts: dict[str, int] = {}
     for ex in examples:
         counts[ex.source] = counts.get(ex.source, 0) + 1

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from side.crossencoder import PairEncoder, load_tokenizer
+from side.crossencoder import Pair, PairEncoder, load_tokenizer
 from side.training import batch_loss, make_batches
 from side.trainset import LABEL_IDS, Example, units
 
@@ -40,7 +40,9 @@ def test_ranking_term_only_when_evidence_does_not_beat_its_negatives():
 def test_batches_keep_groups_together_and_cover_every_example():
     examples = [Example("", f"claim {i}", f"passage {i} " * (i % 7 + 1), "S", "t", group=i // 3) for i in range(60)]
     examples += [Example("", f"loose {i}", "text", "N", "t") for i in range(25)]
-    batches = make_batches(examples, 8, seed=1, encoder=PairEncoder(load_tokenizer(), 64))
+    encoder = PairEncoder(load_tokenizer(), 64)
+    lengths = [len(ids) for ids, _ in encoder.encode([Pair(ex.title, ex.context, ex.passage) for ex in examples])]
+    batches = make_batches(examples, 8, seed=1, lengths=lengths)
     seen = sorted(i for b in batches for i in b)
     assert seen == list(range(len(examples)))
     where = {i: n for n, b in enumerate(batches) for i in b}

@@ -22,7 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=DEFAULT_MODEL_DIR, help="model directory (default: the shipped one)")
     p.add_argument("--max-minutes", type=float, default=80.0, help="time budget of the fine-tuning (default 80)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: one epoch)")
+    p.add_argument("--epochs", type=float, default=1.0, help="passes over the training pairs (default 1)")
     p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
+    p.add_argument("--freeze-layers", type=int, default=2,
+                   help="lowest transformer layers kept frozen (default 2, halves a CPU's backward pass; 0 on a GPU)")
+    p.add_argument("--hard-negatives", type=int, default=2,
+                   help="BM25 non-evidence sentences per WiCE / SciFact evidence (default 2)")
+    p.add_argument("--in-domain-repeat", type=int, default=1,
+                   help="copies of the WiCE / SciFact examples per epoch (default 1)")
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
@@ -43,6 +51,8 @@ def run_train_verifier(args: argparse.Namespace, config) -> int:
         settings = TrainSettings(
             data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
             max_length=args.max_length, batch_size=args.batch_size, max_minutes=args.max_minutes,
+            epochs=args.epochs, lr=args.lr, freeze_layers=args.freeze_layers,
+            negatives=args.hard_negatives, in_domain_repeat=args.in_domain_repeat,
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device,
         )
         stats = train_verifier(settings)
