@@ -78,7 +78,7 @@ def test_scifact_negatives_come_from_the_same_abstract_and_from_abstracts_not_ci
 def test_in_domain_copies_are_separate_groups(data_dir):
     once = build_examples(data_dir)
     thrice = build_examples(data_dir, in_domain_repeat=3)
-    count = lambda exs: Counter(ex.source for ex in exs)  # noqa: E731
+    count = lambda exs: Counter(ex.source for ex in exs)
     for source in IN_DOMAIN:
         assert count(thrice)[source] == 3 * count(once)[source] > 0
     assert count(thrice)["snli"] == count(once)["snli"]
