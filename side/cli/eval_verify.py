@@ -46,7 +46,9 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
     results: dict = {}
     for task in tasks:
         if task == "wice":
-            results["wice"] = evaluate_wice(verifier, args.claims or data / "wice" / "claim_dev.jsonl", args.limit)
+            with _bar("WiCE claims") as bar:
+                results["wice"] = evaluate_wice(verifier, args.claims or data / "wice" / "claim_dev.jsonl",
+                                                args.limit, progress=bar.update)
             continue
         folder = "scifact" if task == "scifact" else "citation_integrity"
         claims = args.claims or data / folder / "claims_dev.jsonl"
@@ -54,12 +56,21 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
         settings = ("oracle", "open") if args.setting == "both" else (args.setting,)
         for setting in settings:
             retrieve = _open_retriever(config, corpus) if setting == "open" else None
-            results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit)
+            with _bar(f"{task} {setting}") as bar:
+                results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit,
+                                                                progress=bar.update)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         _print_tables(results)
     return 0
+
+
+def _bar(what: str):
+    """A progress bar on stderr (the full run takes tens of minutes on a 2-core CPU)."""
+    from tqdm import tqdm
+
+    return tqdm(desc=what, unit="claim", leave=False)
 
 
 def _fmt(value: float) -> str:
