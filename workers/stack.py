@@ -282,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
+    # Explicitly, because a shell that starts us in the background hands SIGINT down as ignored.
+    signal.signal(signal.SIGINT, on_signal)
     try:
         stack.start()
         print(f"Redis     {stack.redis_url}{'' if stack.started_redis else ' (already running, reused)'}")
