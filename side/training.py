@@ -150,7 +150,7 @@ def train_verifier(settings: TrainSettings) -> dict:
     if settings.threads:
         torch.set_num_threads(settings.threads)
     device = pick_device(settings.device)
-    examples = build_examples(settings.data_dir, seed=settings.seed, negatives=settings.negatives,
+    examples = build_examples(settings.data_dir, negatives=settings.negatives,
                               in_domain_repeat=settings.in_domain_repeat)
     encoder = PairEncoder(load_tokenizer(), settings.max_length)
     # Tokenized once: every epoch reuses the ids (the tokenizer would otherwise run per step).

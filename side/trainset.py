@@ -169,7 +169,7 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Ex
 IN_DOMAIN = ("wice_train", "scifact", "scifact_other")
 
 
-def build_examples(data_dir: str | Path, seed: int = 13, negatives: int = 2, in_domain_repeat: int = 1) -> list[Example]:
+def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: int = 1) -> list[Example]:
     """All training examples, in a fixed order (the trainer shuffles them with its seed).
 
     ``negatives`` is the number of same-source hard negatives per WiCE / SciFact evidence;

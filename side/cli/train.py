@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from side.crossencoder import DEFAULT_MODEL_DIR
+from side.training import TrainSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,20 +19,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(CPU: stops at --max-minutes, resumable with --resume), then fit the logistic combiner "
         "on WiCE/SciFact train signals and choose flag thresholds on WiCE dev.",
     )
-    p.add_argument("--out", type=Path, default=DEFAULT_MODEL_DIR, help="model directory (default: the shipped one)")
-    p.add_argument("--max-minutes", type=float, default=80.0, help="time budget of the fine-tuning (default 80)")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: one epoch)")
-    p.add_argument("--epochs", type=float, default=1.0, help="passes over the training pairs (default 1)")
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
-    p.add_argument("--freeze-layers", type=int, default=2,
-                   help="lowest transformer layers kept frozen (default 2, halves a CPU's backward pass; 0 on a GPU)")
-    p.add_argument("--hard-negatives", type=int, default=2,
-                   help="BM25 non-evidence sentences per WiCE / SciFact evidence (default 2)")
-    p.add_argument("--in-domain-repeat", type=int, default=1,
-                   help="copies of the WiCE / SciFact examples per epoch (default 1)")
-    p.add_argument("--max-length", type=int, default=128)
-    p.add_argument("--seed", type=int, default=13)
+    d = TrainSettings  # one set of defaults: the dataclass's
+    p.add_argument("--out", type=Path, default=d.out_dir, help="model directory (default: the shipped one)")
+    p.add_argument("--max-minutes", type=float, default=d.max_minutes,
+                   help=f"time budget of the fine-tuning (default {d.max_minutes:g})")
+    p.add_argument("--max-steps", type=int, default=d.max_steps, help="stop after this many steps (0: all of --epochs)")
+    p.add_argument("--epochs", type=float, default=d.epochs, help=f"passes over the training pairs (default {d.epochs:g})")
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help=f"pairs per step (default {d.batch_size})")
+    p.add_argument("--lr", type=float, default=d.lr, help=f"peak learning rate (default {d.lr:g})")
+    p.add_argument("--freeze-layers", type=int, default=d.freeze_layers,
+                   help=f"lowest transformer layers kept frozen (default {d.freeze_layers}, halves a CPU's backward "
+                   "pass; 0 on a GPU)")
+    p.add_argument("--hard-negatives", type=int, default=d.negatives,
+                   help=f"BM25 non-evidence sentences per WiCE / SciFact evidence (default {d.negatives})")
+    p.add_argument("--in-domain-repeat", type=int, default=d.in_domain_repeat,
+                   help=f"copies of the WiCE / SciFact examples per epoch (default {d.in_domain_repeat})")
+    p.add_argument("--max-length", type=int, default=d.max_length, help=f"tokens per pair (default {d.max_length})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"shuffling and initialisation seed (default {d.seed})")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--combiner-only", action="store_true", help="keep the cross-encoder; refit the combiner")
     p.set_defaults(func=run_train_verifier)
