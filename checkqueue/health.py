@@ -76,6 +76,11 @@ def worker_states(queue: Queue) -> list[dict[str, Any]]:
             for w in sorted(workers, key=lambda w: w.name)]
 
 
+def aof_enabled(connection: redis.Redis) -> bool:
+    """Whether this Redis appends every write to disk (INFO works where CONFIG is disabled)."""
+    return bool(connection.info(section="persistence").get("aof_enabled"))
+
+
 def queue_health(connection: redis.Redis, config: ServiceConfig) -> dict[str, Any]:
     """Redis reachability, counts per state, recent failures with reasons, and the workers.
 
@@ -88,7 +93,7 @@ def queue_health(connection: redis.Redis, config: ServiceConfig) -> dict[str, An
         info = connection.info(section="server")
         queue = get_queue(connection, config)
         health["redis"].update(ok=True, version=info.get("redis_version"))
-        health["redis"]["aof"] = bool(connection.info(section="persistence").get("aof_enabled"))
+        health["redis"]["aof"] = aof_enabled(connection)
         health["jobs"] = registry_counts(queue)
         health["failures"] = recent_failures(queue)
         health["workers"] = worker_states(queue)

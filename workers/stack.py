@@ -32,6 +32,7 @@ import redis
 import requests
 from rq import Worker
 
+from checkqueue.health import aof_enabled
 from side.config import REPO_ROOT, load_config
 from side.errors import SideError
 
@@ -187,10 +188,10 @@ class Stack:
         """A reused Redis may keep nothing on disk; say so rather than promise what it cannot."""
         try:
             with self.redis_client() as client:
-                aof = client.config_get("appendonly").get("appendonly")
-        except redis.RedisError:  # CONFIG is often disabled on managed Redis
+                aof = aof_enabled(client)
+        except redis.RedisError:
             return
-        if aof == "no":
+        if not aof:
             log.warning("the Redis at %s keeps no AOF: queued checks survive its restart only through the "
                         "workers' store reconciliation (requeue_lost)", self.redis_url)
 
