@@ -397,9 +397,9 @@ class Store:
         if existing is not None:
             return existing, False
         row = {"id": check_id, "wiki": new.wiki, "title": new.title, "revision": new.revision,
-                   "parent_revision": new.parent_revision, "origin": new.origin, "status": "queued", "error": "",
-                   "payload": _json(new.claims), "citations": len(new.claims), "flagged": 0, "attempts": 0,
-                   "created_at": utcnow()}
+               "parent_revision": new.parent_revision, "origin": new.origin, "status": "queued", "error": "",
+               "payload": _json(new.claims), "citations": len(new.claims), "flagged": 0, "attempts": 0,
+               "created_at": utcnow()}
         try:
             with self._tx() as conn:
                 conn.execute(checks.insert().values(**row))
@@ -537,7 +537,7 @@ class Store:
             raise InputError(f"unknown result {result_id}")
         now = utcnow()
         row = {"result_id": result_id, "action": action, "reason": reason[:64], "comment": comment[:2000],
-                   "suggestion_url": suggestion_url[:2000], "user": user[:255], "created_at": now}
+               "suggestion_url": suggestion_url[:2000], "user": user[:255], "created_at": now}
         with self._tx() as conn:
             new_id = conn.execute(feedback.insert().values(**row)).inserted_primary_key[0]
             conn.execute(results.update().where(results.c.id == result_id).values(
@@ -554,7 +554,7 @@ class Store:
     def record_report(self, wiki: str, title: str, check_id: str, result_id: int | None, suggestion_key: str,
                       talk_title: str, posted: bool) -> ReportRecord:
         row = {"wiki": wiki, "title": title, "check_id": check_id, "result_id": result_id,
-                   "suggestion_key": suggestion_key, "talk_title": talk_title, "posted": posted, "created_at": utcnow()}
+               "suggestion_key": suggestion_key, "talk_title": talk_title, "posted": posted, "created_at": utcnow()}
         with self._tx() as conn:
             new_id = conn.execute(reports.insert().values(**row)).inserted_primary_key[0]
         return ReportRecord(id=int(new_id), **row)
