@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +91,34 @@ class Encoder:
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
                 out[batch] = pooled.float().cpu().numpy()
+        return out
+
+
+class EmbeddingCache:
+    """The most recently used sentence embeddings, in front of an :class:`Encoder`.
+
+    Embedding a page's sentences is most of a verdict's cost on a CPU, and the same page comes
+    back often: one source cited for several claims (named refs), a corpus page that is a
+    candidate for many citations, and the combiner fit, which checks each page three ways.
+    """
+
+    def __init__(self, encoder: Encoder, capacity: int = 32_000) -> None:
+        self.encoder = encoder
+        self.capacity = capacity
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Like :meth:`Encoder.encode`; only texts not seen recently are embedded."""
+        with self._lock:  # one embedding pass at a time: torch already uses every core
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=batch_size)))
+            out = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
+            for row, text in enumerate(texts):
+                out[row] = self._vectors[text]
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self.capacity:
+                self._vectors.popitem(last=False)
         return out
 
 

@@ -174,10 +174,11 @@ class Verifier:
 
     def __init__(self, cross_encoder: CrossEncoder, encoder=None, combiner: Combiner | None = None,
                  k: int = 8, batch_size: int = 32) -> None:
-        from side.encoder import shared_encoder
+        from side.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
         self.encoder = encoder or shared_encoder(cross_encoder.device)
+        self.embeddings = EmbeddingCache(self.encoder)
         self.combiner = combiner
         self.k = k
         self.batch_size = batch_size
@@ -200,8 +201,8 @@ class Verifier:
             return Prepared(query, sentences, [], not_enough_info("empty source"))
         if english_share(sentences) < MIN_ENGLISH_SHARE <= english_share([query.claim]):
             return Prepared(query, sentences, [], not_enough_info("source is not in English"))
-        vectors = self.encoder.encode(sentences, batch_size=64)
-        claim_vector = self.encoder.encode([query.claim])[0]
+        vectors = self.embeddings.encode(sentences, batch_size=64)
+        claim_vector = self.embeddings.encode([query.claim])[0]
         selection = select_evidence(query.claim, sentences, vectors, claim_vector, self.k)
         candidates = selection.candidates
         pairs = [query.pair(c.text) for c in candidates]
