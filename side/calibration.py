@@ -95,8 +95,14 @@ def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13) -> Co
 
 def choose_thresholds(verifier: Verifier, wice_dev: str | Path) -> dict[str, float]:
     """Scores under which 50% (flag) and 15% (report) of not_supported dev claims fall."""
+    from tqdm import tqdm
+
     claims = load_wice(wice_dev)
-    scores = np.array([v.score for v in verifier.verify_many([(wice_query(c), wice_sentences(c)) for c in claims])])
+    scores = []
+    for start in tqdm(range(0, len(claims), 16), desc="dev thresholds", unit="batch"):
+        batch = claims[start : start + 16]
+        scores += [v.score for v in verifier.verify_many([(wice_query(c), wice_sentences(c)) for c in batch])]
+    scores = np.array(scores)
     bad = np.sort(scores[np.array([c.label == "not_supported" for c in claims])])
     pick = lambda share: float(bad[max(0, int(np.ceil(share * len(bad))) - 1)])
     return {"flag_threshold": pick(0.5), "report_threshold": pick(0.15)}

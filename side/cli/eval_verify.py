@@ -46,9 +46,9 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
     results: dict = {}
     for task in tasks:
         if task == "wice":
-            with _bar("WiCE claims") as bar:
-                results["wice"] = evaluate_wice(verifier, args.claims or data / "wice" / "claim_dev.jsonl",
-                                                args.limit, progress=bar.update)
+            claims = args.claims or data / "wice" / "claim_dev.jsonl"
+            with _bar("WiCE claims", claims, args.limit) as bar:
+                results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
             continue
         folder = "scifact" if task == "scifact" else "citation_integrity"
         claims = args.claims or data / folder / "claims_dev.jsonl"
@@ -56,7 +56,7 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
         settings = ("oracle", "open") if args.setting == "both" else (args.setting,)
         for setting in settings:
             retrieve = _open_retriever(config, corpus) if setting == "open" else None
-            with _bar(f"{task} {setting}") as bar:
+            with _bar(f"{task} {setting}", claims, args.limit) as bar:
                 results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit,
                                                                 progress=bar.update)
     if args.json:
@@ -66,11 +66,16 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
     return 0
 
 
-def _bar(what: str):
+def _bar(what: str, claims: Path, limit: int | None):
     """A progress bar on stderr (the full run takes tens of minutes on a 2-core CPU)."""
     from tqdm import tqdm
 
-    return tqdm(desc=what, unit="claim", leave=False)
+    try:
+        with open(claims, encoding="utf-8") as lines:
+            total = sum(1 for line in lines if line.strip())
+    except OSError:
+        total = None  # the evaluation itself reports the missing file
+    return tqdm(desc=what, unit="claim", leave=False, total=min(total, limit) if total and limit else total)
 
 
 def _fmt(value: float) -> str:
