@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = TrainSettings  # one set of defaults: the dataclass's
     p.add_argument("--out", type=Path, default=d.out_dir, help="model directory (default: the shipped one)")
     p.add_argument("--max-minutes", type=float, default=d.max_minutes,
-                   help=f"time budget of the fine-tuning (default {d.max_minutes:g})")
+                   help=f"time budget of the fine-tuning (default {d.max_minutes:g}; the combiner fit and "
+                   "thresholds after it take ~15 more minutes on 2 CPU cores)")
     p.add_argument("--max-steps", type=int, default=d.max_steps, help="stop after this many steps (0: all of --epochs)")
     p.add_argument("--epochs", type=float, default=d.epochs, help=f"passes over the training pairs (default {d.epochs:g})")
     p.add_argument("--batch-size", type=int, default=d.batch_size, help=f"pairs per step (default {d.batch_size})")
