@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import numpy as np
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice
 from side.evaluation.verify import wice_query, wice_sentences
 from side.trainset import SCIFACT_CORPUS, SCIFACT_TRAIN, WICE_TRAIN
-from side.verifier import FEATURES, Combiner, Query, Verifier
+from side.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +64,16 @@ def _scifact_items(data_dir: Path) -> tuple[list, list[int]]:
     return items, labels
 
 
-def signal_matrix(verifier: Verifier, items: list, batch: int = 16) -> np.ndarray:
+def verdicts(verifier: Verifier, items: list, desc: str, batch: int = 16) -> Iterator[Verdict]:
+    """Verdicts in input order, in batches under a progress bar (these passes take minutes on a CPU)."""
     from tqdm import tqdm
 
-    rows = []
-    for start in tqdm(range(0, len(items), batch), desc="verifier signals", unit="batch"):
-        for prepared in verifier.run(items[start : start + batch]):
-            signals = prepared.verdict.signals if prepared.verdict else {}
-            rows.append([signals.get(f, 0.0) for f in FEATURES])
+    for start in tqdm(range(0, len(items), batch), desc=desc, unit="batch"):
+        yield from verifier.verify_many(items[start : start + batch])
+
+
+def signal_matrix(verifier: Verifier, items: list) -> np.ndarray:
+    rows = [[v.signals.get(f, 0.0) for f in FEATURES] for v in verdicts(verifier, items, "verifier signals")]
     return np.array(rows, dtype=np.float64)
 
 
@@ -95,14 +98,9 @@ def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13) -> Co
 
 def choose_thresholds(verifier: Verifier, wice_dev: str | Path) -> dict[str, float]:
     """Scores under which 50% (flag) and 15% (report) of not_supported dev claims fall."""
-    from tqdm import tqdm
-
     claims = load_wice(wice_dev)
-    scores = []
-    for start in tqdm(range(0, len(claims), 16), desc="dev thresholds", unit="batch"):
-        batch = claims[start : start + 16]
-        scores += [v.score for v in verifier.verify_many([(wice_query(c), wice_sentences(c)) for c in batch])]
-    scores = np.array(scores)
+    items = [(wice_query(c), wice_sentences(c)) for c in claims]
+    scores = np.array([v.score for v in verdicts(verifier, items, "dev thresholds")])
     bad = np.sort(scores[np.array([c.label == "not_supported" for c in claims])])
     pick = lambda share: float(bad[max(0, int(np.ceil(share * len(bad))) - 1)])
     return {"flag_threshold": pick(0.5), "report_threshold": pick(0.15)}
