@@ -65,7 +65,7 @@ def standardized(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.mean()) / spread if spread > 1e-9 else np.zeros_like(scores)
 
 
-def fuse(*scores: np.ndarray) -> np.ndarray:
+def standardized_sum(*scores: np.ndarray) -> np.ndarray:
     """Sum of standardized score arrays over the same sentences."""
     return np.sum([standardized(s) for s in scores], axis=0)
 
@@ -99,7 +99,7 @@ def select_evidence(claim: str, sentences: list[str], sentence_vectors: np.ndarr
         return Selection([], [], 0.0, 0.0)
     cosine = sentence_vectors @ claim_vector
     lexical = bm25_scores(claim, sentences)
-    fused = fuse(cosine, lexical)
+    fused = standardized_sum(cosine, lexical)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
     candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i])) for i in order[:k]]
     return Selection(candidates, order, float(cosine.max()), float(lexical.max()))
