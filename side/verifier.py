@@ -167,6 +167,8 @@ class Prepared:
     selection: Selection | None = None
     #: Sentence indices of the candidates, best evidence first.
     evidence_order: list[int] = field(default_factory=list)
+    #: Cross-encoder SUPPORTS/REFUTES/NEI rows, one per candidate then the joined top-3 window.
+    probabilities: np.ndarray | None = None
 
 
 class Verifier:
@@ -230,7 +232,8 @@ class Verifier:
         offset = 0
         for item in prepared:
             if item.verdict is None:
-                item.verdict = self._decide(item, probs[offset : offset + len(item.pairs)])
+                item.probabilities = probs[offset : offset + len(item.pairs)]
+                item.verdict = self._decide(item, item.probabilities)
                 offset += len(item.pairs)
         return prepared
 

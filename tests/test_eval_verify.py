@@ -9,7 +9,26 @@ import pytest
 from conftest import need_data
 
 from side.cli import main
-from side.evaluation.verify import _Counts, _score_abstract, auroc, ndcg, precision_at_recall
+from side.evaluation.verify import (
+    AbstractPrediction,
+    _Counts,
+    _score_abstract,
+    abstract_prediction,
+    auroc,
+    keep_most_confident,
+    ndcg,
+    precision_at_recall,
+)
+from side.evidence import Candidate
+from side.verifier import Prepared, Query, Verdict
+
+
+def prepared(label: str, rows: list[list[float]], indices: list[int]) -> Prepared:
+    """A judged abstract: candidate sentences at ``indices`` with cross-encoder rows, then the window row."""
+    candidates = [Candidate(i, f"sentence {i}", 0.0, 0.0, 0.0) for i in indices]
+    probabilities = np.array(rows + [[0.2, 0.2, 0.6]])
+    return Prepared(Query("claim"), [f"sentence {i}" for i in range(10)], candidates,
+                    Verdict(label=label, score=0.5), probabilities=probabilities)
 
 
 def test_auroc_of_perfect_and_reversed_rankings():
@@ -40,6 +59,36 @@ def test_abstract_counting_needs_label_and_a_whole_gold_set_for_rationale():
     _score_abstract(counts, "REFUTE", {1, 2}, gold)
     _score_abstract(counts, None, set(), gold)
     assert (counts.predicted, counts.gold, counts.label_only, counts.label_rationale) == (3, 4, 2, 1)
+
+
+def test_refuting_rationale_is_chosen_by_refute_probability():
+    item = prepared("REFUTES", [[0.6, 0.1, 0.3], [0.05, 0.9, 0.05], [0.1, 0.7, 0.2], [0.3, 0.4, 0.3]], [4, 7, 2, 9])
+    prediction = abstract_prediction(item)
+    assert prediction.label == "REFUTE"
+    assert prediction.rationale == {7, 2}  # not sentence 4, the most supporting one
+    assert prediction.confidence == 0.9
+
+
+def test_no_label_when_no_sentence_passes_rationale_selection():
+    item = prepared("SUPPORTS", [[0.45, 0.1, 0.45], [0.4, 0.2, 0.4]], [0, 1])
+    assert abstract_prediction(item) == AbstractPrediction(None, frozenset(), 0.45)
+    assert abstract_prediction(item, threshold=0.4).rationale == {0, 1}
+
+
+def test_rationale_keeps_at_most_three_most_probable_sentences():
+    rows = [[p, 0.0, 1 - p] for p in (0.6, 0.95, 0.7, 0.99, 0.8)]
+    assert abstract_prediction(prepared("SUPPORTS", rows, [0, 1, 2, 3, 4])).rationale == {3, 1, 4}
+
+
+def test_open_setting_drops_labels_far_below_the_claims_best_abstract():
+    strong = AbstractPrediction("SUPPORT", frozenset({1}), 0.95)
+    close = AbstractPrediction("REFUTE", frozenset({2}), 0.9)
+    weak = AbstractPrediction("SUPPORT", frozenset({3}), 0.6)
+    unlabelled = AbstractPrediction(None, frozenset(), 0.99)
+    kept = keep_most_confident({"a": strong, "b": close, "c": weak, "d": unlabelled})
+    assert [doc for doc, p in kept.items() if p.label] == ["a", "b"]
+    assert kept["c"].confidence == 0.6 and kept["d"] == unlabelled
+    assert keep_most_confident({"d": unlabelled}) == {"d": unlabelled}
 
 
 def test_eval_verify_cli_on_a_slice_of_every_dataset(capsys):
