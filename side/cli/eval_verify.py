@@ -29,11 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open_retriever(config, corpus_path: Path, k: int = 3):
-    """Top-k abstracts by hybrid retrieval, over the index `side eval retrieval` caches."""
+    """Top-k abstracts by hybrid retrieval, fused as `side check` fuses (union by default; on SciFact
+    train R@3 0.892, rank fusion 0.878), over the index `side eval retrieval` caches."""
     from side.evaluation.retrieval import scifact_retriever
 
     retriever = scifact_retriever(corpus_path, Path(config.var_dir) / "eval")
-    return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=k, mode="hybrid", fusion="rrf")]
+    fusion = config.retrieval.fusion
+    return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=k, mode="hybrid", fusion=fusion)]
 
 
 def run_eval_verify(args: argparse.Namespace, config) -> int:
