@@ -69,10 +69,12 @@ def test_refuting_rationale_is_chosen_by_refute_probability():
     assert prediction.confidence == 0.9
 
 
-def test_no_label_when_no_sentence_passes_rationale_selection():
-    item = prepared("SUPPORTS", [[0.45, 0.1, 0.45], [0.4, 0.2, 0.4]], [0, 1])
-    assert abstract_prediction(item) == AbstractPrediction(None, frozenset(), 0.45)
+def test_rationale_falls_back_to_the_most_probable_sentence():
+    item = prepared("SUPPORTS", [[0.4, 0.2, 0.4], [0.45, 0.1, 0.45]], [0, 1])
+    assert abstract_prediction(item) == AbstractPrediction("SUPPORT", frozenset({1}), 0.45)
     assert abstract_prediction(item, threshold=0.4).rationale == {0, 1}
+    unlabelled = prepared("NOT ENOUGH INFO", [[0.3, 0.1, 0.6]], [0])
+    assert abstract_prediction(unlabelled) == AbstractPrediction(None, frozenset(), 0.3)
 
 
 def test_rationale_keeps_at_most_three_most_probable_sentences():
