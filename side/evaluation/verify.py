@@ -183,7 +183,8 @@ def abstract_prediction(item: Prepared, threshold: float = 0.5) -> AbstractPredi
     ``threshold``, else the most probable one. VeriSci's stricter rule (no label unless a sentence
     passes) was measured too: on SciFact train it helped (open Label-Only F1 61.3 vs 59.0) but on
     Citation-Integrity train, whose citing sentences paraphrase several sentences, it cost 7 points
-    (oracle 34.3 vs 41.4); averaged over the four train figures this rule won (49.6 vs 47.8).
+    (oracle 34.3 vs 41.4). Averaged over the four train Label-Only figures, keeping the verdict's
+    label won (49.6 vs 47.8).
     """
     if item.probabilities is None or not item.candidates or item.verdict is None:
         return AbstractPrediction(None, frozenset(), 0.0)
