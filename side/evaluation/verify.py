@@ -24,13 +24,11 @@ import numpy as np
 
 from side.crossencoder import REFUTES, SUPPORTS
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice
-from side.verifier import Prepared, Query, Verifier
+from side.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
 
 META_PREFIX = "(meta data) "
 #: Recall of not_supported at which Side reports precision.
 OPERATING_RECALL = 0.15
-#: SciFact's evaluation counts at most three rationale sentences per abstract.
-MAX_RATIONALE = 3
 #: Open setting: a retrieved abstract keeps its label only when its confidence is at least this
 #: share of the claim's most confident abstract (retrieved abstracts compete; gold ones do not).
 #: Chosen on SciFact train, open Label-Only F1 (with VeriSci's label rule): none 57.8, 0.7 58.9,
@@ -194,7 +192,7 @@ def abstract_prediction(item: Prepared, threshold: float = 0.5) -> AbstractPredi
     if label is None:
         return AbstractPrediction(None, frozenset(), confidence)
     column = single[:, REFUTES if label == "REFUTE" else SUPPORTS]
-    ranked = np.argsort(-column, kind="stable")[:MAX_RATIONALE]
+    ranked = np.argsort(-column, kind="stable")[:MAX_EVIDENCE]
     rationale = [item.candidates[i].index for i in ranked if column[i] >= threshold]
     return AbstractPrediction(label, frozenset(rationale or [item.candidates[ranked[0]].index]), confidence)
 
