@@ -21,6 +21,7 @@ import pytest
 import requests
 from harness.browser import save_screenshot
 from httpserver import LocalServer, Response
+from playwright.sync_api import expect
 
 from side.corpus import Document, build_corpus
 from side.retrieval import build_index
@@ -138,7 +139,8 @@ def test_copy_button_copies_the_citation(stack, flagged_check, page):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.web_url)
     page.goto(f"{stack.web_url}/dashboard/results/{result.id}")
     page.locator("button.copy").first.click()
-    assert page.locator("button.copy").first.inner_text() == "Copied"
+    # The clipboard write is a promise: wait for it to settle instead of reading the label at once.
+    expect(page.locator("button.copy").first).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()").startswith("{{cite web |url=")
 
 
