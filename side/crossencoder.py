@@ -121,7 +121,7 @@ class CrossEncoder:
     """Batched inference with the trained verifier weights."""
 
     def __init__(self, model_dir: str | Path | None = None, device: str = "auto",
-                 max_length: int | None = None, quantize: bool = False) -> None:
+                 max_length: int | None = None, reduced_precision: bool = False) -> None:
         import torch
         from safetensors.torch import load_file
 
@@ -142,9 +142,9 @@ class CrossEncoder:
             raise ModelLoadError(f"verifier weights do not match the model: {bad[:3]} {unexpected[:3]}")
         model.eval().to(self.device)
         # Reduced precision, off by default: int8 dynamic quantization on a CPU, fp16 on a GPU.
-        if quantize and self.device == "cpu":
+        if reduced_precision and self.device == "cpu":
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        elif quantize:
+        elif reduced_precision:
             model = model.half()
         self.model = model
         self.pairs = PairEncoder(load_tokenizer(), max_length or int(meta.get("max_length", 256)))

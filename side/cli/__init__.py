@@ -23,6 +23,8 @@ better source from an evidence corpus.
 Typical first steps:
   side index build --demo        build the demo evidence index
   side check ARTICLE.wikitext    score every citation of an article
+  side index demo-article --out var/demo/Starbucks.wikitext
+                                 an article whose cited pages the demo index holds
   side source URL                show the text Side reads from a cited source
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact

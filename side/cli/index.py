@@ -51,6 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     info.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
     info.set_defaults(func=run_info)
 
+    demo = commands.add_parser(
+        "demo-article", help="write a demo article of real WiCE claims citing pages of the demo index",
+        description="Write wikitext made of one article's real WiCE dev claims, each cited with the "
+        "page WiCE pairs it with, under the wice:<id> URL that `side index build --demo` gives that "
+        "page. Offline, `side check` cannot fetch a real article's sources; on this article it reads "
+        "them from the index, so the verdicts, evidence and suggestions show.")
+    demo.add_argument("--title", default=None, help="WiCE article title (default: Starbucks, whose three "
+                      "claims are supported, partially supported and not supported)")
+    demo.add_argument("--out", type=Path, help="wikitext file to write (default: standard output)")
+    demo.set_defaults(func=run_demo_article)
+
     search = sub.add_parser("search", help="look a claim up in the evidence index")
     search.add_argument("query", help="sparse query (for Side: the claim sentence and article title)")
     search.add_argument("--dense-query", help="separate dense query (default: the same text)")
@@ -113,6 +124,19 @@ def truncate_document(document, max_words: int):
         kept.append(sentence)
         total += count_words(sentence)
     return Document(document.doc_id, document.url, document.title, "\n".join(kept), tuple(kept))
+
+
+def run_demo_article(args: argparse.Namespace, config: Config) -> int:
+    from side.demo import DEFAULT_TITLE, demo_article
+
+    text = demo_article(Path(config.data_dir) / "wice" / "claim_dev.jsonl", args.title or DEFAULT_TITLE)
+    if args.out is None:
+        print(text, end="")
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    log.info("demo article written to %s", args.out)
+    return 0
 
 
 def run_info(args: argparse.Namespace, config: Config) -> int:
