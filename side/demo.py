@@ -79,7 +79,7 @@ def article_wikitext(title: str, claims: list[CitedClaim]) -> str:
             lines += ["", f"== {section} =="]
         paragraphs = [p.strip() for p in claim.context.split("\n") if p.strip()]
         cite = f"{{{{cite web |url={claim.url} |title={_escape(claim.page_title) or 'Cited page'}}}}}"
-        body = " ".join([paragraphs[-1]] if paragraphs else [])
+        body = paragraphs[-1] if paragraphs else ""
         lines += ["", *paragraphs[:-1], f"{body} {claim.claim}<ref>{cite}</ref>".strip()]
     return "\n".join(lines) + "\n\n== References ==\n<references />\n"
 
