@@ -116,7 +116,8 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as tmp:
             article = Path(tmp) / f"{DEFAULT_TITLE}.wikitext"
-            article.write_text(demo_article(Path(load_config().data_dir) / "wice" / "claim_dev.jsonl"))
+            article.write_text(demo_article(Path(load_config().data_dir) / "wice" / "claim_dev.jsonl"),
+                               encoding="utf-8")
             article_line = score_article(article, args.device)
     import torch
 

@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from side.corpus import wice_page_id, wice_title
+from side.check import cite_web
+from side.corpus import documents_from_wice, wice_page_id, wice_title
 from side.data import read_jsonl
 from side.errors import InputError
 
@@ -37,22 +38,21 @@ class CitedClaim:
 def wice_claims(path: str | Path) -> dict[str, list[CitedClaim]]:
     """WiCE claims by article title, each citing its page's URL in the demo index.
 
-    Several claims may cite one page; the index names a page after the first claim citing it
-    (:func:`side.corpus.documents_from_wice`), so the URL is resolved the same way here.
+    Several claims may cite one page; the URL is the one :func:`side.corpus.documents_from_wice`
+    gives the page when it is indexed, so the two cannot disagree.
     """
-    first_claim: dict[str, str] = {}
+    urls = {document.doc_id: document.url for document in documents_from_wice(path)}
     by_title: dict[str, list[CitedClaim]] = defaultdict(list)
-    for number, record in enumerate(read_jsonl(path), 1):
+    for record in read_jsonl(path):
         evidence = record.get("evidence") or []
         meta = record.get("meta") or {}
         if not evidence or not record.get("claim"):
             continue
-        page = first_claim.setdefault(wice_page_id(evidence), str(meta.get("id", number)))
         by_title[meta.get("claim_title", "")].append(CitedClaim(
             section=_section(meta.get("claim_section") or ""),
             context=meta.get("claim_context") or "",
             claim=record["claim"].strip(),
-            url=f"wice:{page}",
+            url=urls[wice_page_id(evidence)],
             page_title=wice_title(evidence),
             label=record.get("label", ""),
         ))
@@ -62,10 +62,6 @@ def wice_claims(path: str | Path) -> dict[str, list[CitedClaim]]:
 def _section(name: str) -> str:
     """WiCE writes "Locations.:Expansion" for a subsection; the heading is its last part."""
     return name.split(":")[-1].strip(" .")
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "{{!}}").replace("{{", "").replace("}}", "")
 
 
 def article_wikitext(title: str, claims: list[CitedClaim]) -> str:
@@ -78,7 +74,7 @@ def article_wikitext(title: str, claims: list[CitedClaim]) -> str:
             section = claim.section
             lines += ["", f"== {section} =="]
         paragraphs = [p.strip() for p in claim.context.split("\n") if p.strip()]
-        cite = f"{{{{cite web |url={claim.url} |title={_escape(claim.page_title) or 'Cited page'}}}}}"
+        cite = cite_web(claim.url, claim.page_title or "Cited page")
         body = paragraphs[-1] if paragraphs else ""
         lines += ["", *paragraphs[:-1], f"{body} {claim.claim}<ref>{cite}</ref>".strip()]
     return "\n".join(lines) + "\n\n== References ==\n<references />\n"
