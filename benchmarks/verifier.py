@@ -2,12 +2,12 @@
 
 Both score the same (claim, passage) pairs with the same weights. The peer gets the model saved
 in Hugging Face format; Side's path runs length-sorted, dynamically padded batches under
-``torch.inference_mode()`` (fp32), and optionally int8 dynamic quantization. Prints pairs per
-second, the ratio to the peer measured in the same run, the largest absolute difference in the
-SUPPORTS probability. Then the memory peak of scoring one article: ``side check --offline`` in
+``torch.inference_mode()`` in fp32, in bf16 (its default on CPUs with native bf16 units) and in
+int8 dynamic quantization (CPU). Prints pairs per second, the ratio to the peer measured in the
+same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of scoring one article: ``side check --offline`` in
 its own process (model load, sources and candidates from the evidence index of ``side index
 build --demo``, which must be built), so the figure is what one check costs a user, not what this
-benchmark's two other models add to it. The default article is the demo's (``side index
+benchmark's other models add to it. The default article is the demo's (``side index
 demo-article``: real WiCE claims whose cited pages the demo index holds), so every source is read.
 
     .venv/bin/python benchmarks/verifier.py [--pairs 512] [--batch-size 32] [--article FILE]
@@ -44,13 +44,18 @@ def real_pairs(n: int):
     return pairs[:n]
 
 
-def peer_model(cross, directory: str, device: str):
-    """Save Side's model in HF format and load it as a sentence-transformers CrossEncoder."""
+def peer_model(cross, directory: str, device: str, dtype=None):
+    """Save Side's model in HF format and load it as a sentence-transformers CrossEncoder.
+
+    ``dtype`` loads the peer in another number format (its ``model_kwargs``), for the
+    like-for-like row: the peer asked for bf16 too.
+    """
     from sentence_transformers import CrossEncoder as STCrossEncoder
 
     cross.model.save_pretrained(directory)
     cross.pairs.tokenizer.save_pretrained(directory)
-    return STCrossEncoder(directory, device=device, max_length=cross.pairs.max_length)
+    kwargs = {"model_kwargs": {"dtype": dtype}} if dtype is not None else {}
+    return STCrossEncoder(directory, device=device, max_length=cross.pairs.max_length, **kwargs)
 
 
 def same_inputs(cross, pairs) -> list[tuple[str, str]]:
@@ -122,34 +127,45 @@ def main() -> None:
     import torch
 
     from side.crossencoder import CrossEncoder
+    from side.precision import resolve
 
     pairs = real_pairs(args.pairs)
-    ours = CrossEncoder(args.model, device=args.device)
-    # The second path: int8 dynamic quantization on a CPU, fp16 weights on a GPU.
-    reduced = CrossEncoder(args.model, device=args.device, reduced_precision=True)
-    reduced_name = "side fp16" if args.device.startswith("cuda") else "side int8 dynamic quantization"
+    # Side's paths by number format: fp32, bf16 (the default on CPUs with native bf16 units, see
+    # side.precision) and, on a CPU, int8 dynamic quantization.
+    formats = ("fp32", "bf16") if args.device.startswith("cuda") else ("fp32", "bf16", "int8")
+    paths = {name: CrossEncoder(args.model, device=args.device, precision=name) for name in formats}
     with tempfile.TemporaryDirectory() as tmp:
-        peer = peer_model(ours, tmp, args.device)
         # The peer tokenises (text_a, text_b) itself; give it the text of exactly the tokens Side
         # keeps after its truncation (query cut from the left), so both score the same input.
-        texts = same_inputs(ours, pairs)
-        t_peer, peer_logits = timed(lambda: peer.predict(texts, batch_size=args.batch_size,
-                                                         activation_fn=torch.nn.Identity(),
-                                                         convert_to_numpy=True, show_progress_bar=False))
+        texts = same_inputs(paths["fp32"], pairs)
+
+        def peer_run(dtype=None):
+            peer = peer_model(paths["fp32"], tmp, args.device, dtype)
+            return timed(lambda: peer.predict(texts, batch_size=args.batch_size, activation_fn=torch.nn.Identity(),
+                                              convert_to_numpy=True, show_progress_bar=False))
+
+        t_peer, peer_logits = peer_run()
+        t_peer16, peer16_logits = peer_run(torch.bfloat16)
     peer_probs = torch.softmax(torch.tensor(peer_logits), -1).numpy()
-    t_ours, our_probs = timed(lambda: ours.predict(pairs, batch_size=args.batch_size))
-    t_quant, quant_probs = timed(lambda: reduced.predict(pairs, batch_size=args.batch_size))
+    peer16_probs = torch.softmax(torch.tensor(peer16_logits, dtype=torch.float32), -1).numpy()
+    results = {name: timed(lambda c=cross: c.predict(pairs, batch_size=args.batch_size))
+               for name, cross in paths.items()}
     n = len(pairs)
+    auto = resolve("auto", args.device)
     where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"{torch.get_num_threads()} threads"
     print(f"{n} real WiCE (claim, sentence) pairs, batch {args.batch_size}, {where}, "
-          f"max_length {ours.pairs.max_length}")
+          f"max_length {paths['fp32'].pairs.max_length}; precision=auto means {auto} here")
     print(f"{'path':38s} {'pairs/s':>9s} {'vs peer':>8s} {'max |dP(S)|':>12s}")
     print(f"{'sentence-transformers CrossEncoder (peer)':38s} {n / t_peer:9.1f} {1.0:8.2f} {0.0:12.4f}")
-    for name, t, probs in (("side fp32", t_ours, our_probs), (reduced_name, t_quant, quant_probs)):
+    for name, (t, probs) in results.items():
         diff = float(np.abs(probs[:, 0] - peer_probs[:, 0]).max())
-        print(f"{name:38s} {n / t:9.1f} {t_peer / t:8.2f} {diff:12.4f}")
+        label = f"side {name}" + (" (default)" if name == auto else "")
+        print(f"{label:38s} {n / t:9.1f} {t_peer / t:8.2f} {diff:12.4f}")
+    # Not the peer of record (that is its default, fp32), but how much of the gain is the format.
+    diff = float(np.abs(peer16_probs[:, 0] - peer_probs[:, 0]).max())
+    print(f"{'sentence-transformers asked for bf16':38s} {n / t_peer16:9.1f} {t_peer / t_peer16:8.2f} {diff:12.4f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"this benchmark's peak RSS (peer + two Side models loaded): {peak:.0f} MiB")
+    print(f"this benchmark's peak RSS (peer + {len(paths)} Side models loaded): {peak:.0f} MiB")
     print(article_line)
 
 

@@ -180,7 +180,8 @@ class Checker:
             fetch = None
         elif fetch is None:
             fetch = lambda url: fetch_source(url, config.fetch, config.cache_dir)
-        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device)
+        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
+                             precision=config.verifier.precision)
         return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
 
     def check_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[CitationCheck]:
@@ -263,7 +264,19 @@ class Checker:
             check.reasons.append(f"support {current:.2f} below threshold {self.flag_threshold:.2f}")
         if better and better[0][1].score >= current + BETTER_MARGIN:
             check.flagged = True
-            check.reasons.append(f"a corpus source supports the claim better ({better[0][1].score:.2f})")
+            check.reasons.append(_better_reason(better[0], bool(check.suggestions)))
+
+
+def _better_reason(best: tuple[Any, Verdict], suggested: bool) -> str:
+    """Name the page that outscores the citation, so a patroller can look at it.
+
+    A page can outscore a weak citation and still fall below the flag threshold that suggestions
+    need; the reason then says so, instead of promising a suggestion the report does not show.
+    """
+    hit, verdict = best
+    name = hit.title or hit.url or "a corpus page"
+    why = f"corpus page \"{name}\" supports the claim better ({verdict.score:.2f})"
+    return why if suggested else f"{why}, though too weakly to suggest"
 
 
 def claim_query(claim: Claim) -> Query:

@@ -5,7 +5,8 @@ The query side is cut from the *left*, so the words nearest the citation survive
 side is cut from the right. The model predicts SUPPORTS / REFUTES / NOT ENOUGH INFO.
 
 Inference sorts pairs by length, pads each batch only to its longest member and runs under
-``torch.inference_mode()``, on CUDA when present. The shipped weights hold only what training
+``torch.inference_mode()``, on CUDA when present, in bf16 on CPUs that multiply bf16 natively
+(``side.precision``). The shipped weights hold only what training
 changed: the (frozen) word embeddings come from the offline all-MiniLM-L6-v2 package, which keeps
 the file in the repository small.
 """
@@ -121,9 +122,11 @@ class CrossEncoder:
     """Batched inference with the trained verifier weights."""
 
     def __init__(self, model_dir: str | Path | None = None, device: str = "auto",
-                 max_length: int | None = None, reduced_precision: bool = False) -> None:
+                 max_length: int | None = None, precision: str = "auto") -> None:
         import torch
         from safetensors.torch import load_file
+
+        from side import precision as numbers
 
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         weights = self.model_dir / WEIGHTS_FILE
@@ -134,6 +137,8 @@ class CrossEncoder:
         meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
         self.meta = meta
         self.device = pick_device(device)
+        #: fp32, bf16 or int8: what ``precision`` resolved to on this device (side.precision).
+        self.precision = numbers.resolve(precision, self.device)
         model = build_model(len(LABELS))
         state = {k: v.float() for k, v in load_file(str(weights)).items()}
         missing, unexpected = model.load_state_dict(state, strict=False)
@@ -141,12 +146,7 @@ class CrossEncoder:
         if bad or unexpected:
             raise ModelLoadError(f"verifier weights do not match the model: {bad[:3]} {unexpected[:3]}")
         model.eval().to(self.device)
-        # Reduced precision, off by default: int8 dynamic quantization on a CPU, fp16 on a GPU.
-        if reduced_precision and self.device == "cpu":
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        elif reduced_precision:
-            model = model.half()
-        self.model = model
+        self.model = numbers.apply(model, self.precision)
         self.pairs = PairEncoder(load_tokenizer(), max_length or int(meta.get("max_length", 256)))
         self._torch = torch
 

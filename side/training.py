@@ -33,6 +33,7 @@ from side.crossencoder import (
     load_tokenizer,
     trainable_state,
 )
+from side.precision import autocast_dtype
 from side.trainset import LABEL_IDS, Example, build_examples, units
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,8 @@ def train_verifier(settings: TrainSettings) -> dict:
         step = json.loads(ckpt_meta.read_text())["step"]
         log.info("resumed from step %d", step)
 
+    amp = autocast_dtype(device)
+    device_type = "cuda" if device.startswith("cuda") else "cpu"
     started = time.monotonic()
     pad = encoder.tokenizer.pad_token_id or 0
     bar = tqdm(total=total, initial=step, desc="training verifier", unit="step")
@@ -201,8 +204,8 @@ def train_verifier(settings: TrainSettings) -> dict:
         batch = collate([encoded[i] for i in idx], pad)
         labels = torch.tensor([LABEL_IDS[examples[i].label] for i in idx], device=device)
         groups = torch.tensor([examples[i].group for i in idx], device=device)
-        # bf16 autocast on CUDA (the weights and the optimizer stay fp32); the CPU runs plain fp32.
-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+        # bf16 autocast on a GPU or a bf16-capable CPU (weights and optimizer stay fp32).
+        with torch.autocast(device_type=device_type, dtype=amp or torch.bfloat16, enabled=amp is not None):
             logits = model(**{k: v.to(device) for k, v in batch.items()}).logits
         loss = batch_loss(logits.float(), labels, groups, settings.rank_margin, settings.rank_weight)
         optim.zero_grad(set_to_none=True)
@@ -221,7 +224,7 @@ def train_verifier(settings: TrainSettings) -> dict:
     stats = {"steps": step, "planned_steps": total, "examples": len(examples), "stopped": stopped,
              "minutes": round((time.monotonic() - started) / 60, 1),
              "final_loss_50": round(sum(losses[-50:]) / max(1, len(losses[-50:])), 4) if losses else None,
-             "device": device}
+             "device": device, "autocast": str(amp).replace("torch.", "") if amp else "fp32"}
     model.eval()
     save_model(model, settings, stats)
     log.info("verifier written to %s: %s", settings.out_dir, stats)

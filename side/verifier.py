@@ -186,9 +186,10 @@ class Verifier:
         self.batch_size = batch_size
 
     @classmethod
-    def load(cls, model_dir: str | Path | None = None, device: str = "auto", **kwargs) -> Verifier:
+    def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
+             **kwargs) -> Verifier:
         model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
-        cross = CrossEncoder(model_dir, device=device)
+        cross = CrossEncoder(model_dir, device=device, precision=precision)
         return cls(cross, combiner=Combiner.load(model_dir / COMBINER_FILE), **kwargs)
 
     @property

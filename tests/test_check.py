@@ -123,3 +123,25 @@ def test_cli_check_bad_input_is_one_line(argv, message, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("side: error:") and message in err and "\n" not in err
+
+
+@pytest.mark.parametrize("candidate_score, suggested", [(0.38, False), (0.70, True)])
+def test_better_source_reason_names_the_page(verifier, candidate_score, suggested):
+    """A page that outscores the citation is named; below the flag threshold it is not suggested."""
+    from side.check import CitationCheck
+    from side.corpus import Passage
+    from side.retrieval import DocumentHit
+    from side.verifier import Verdict
+
+    claim = extract_claims(ARTICLE.replace("BAD_URL", "https://fish.example/salmon").replace("GOOD_URL", "https://x.example/a"),
+                           "Eiffel Tower")[0]
+    check = CitationCheck(claim, "fetched", verdict=Verdict("NOT ENOUGH INFO", 0.10), url_depth=1)
+    passage = Passage(0, "d1", DOCS[0].url, DOCS[0].title, DOCS[0].text, 0, 3)
+    hit = DocumentHit("d1", DOCS[0].url, DOCS[0].title, 1.0, passage)
+    checker = Checker(verifier, flag_threshold=0.5)
+    checker._decide(check, [(hit, Verdict("SUPPORTS", candidate_score))])
+    assert check.flagged and check.rank == 2
+    reason = next(r for r in check.reasons if "supports the claim better" in r)
+    assert '"Eiffel Tower facts"' in reason
+    assert bool(check.suggestions) is suggested
+    assert ("too weakly to suggest" in reason) is not suggested

@@ -84,7 +84,8 @@ def run_check(args: argparse.Namespace, config) -> int:
         retriever = Retriever.load(args.index or config.index_dir, k_sparse=config.retrieval.k_sparse,
                                    k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
     fetch = None if args.offline else (lambda url: fetch_source(url, config.fetch, config.cache_dir))
-    verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device)
+    verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
+                             precision=config.verifier.precision)
     checker = Checker(verifier, retriever, make_source_loader(retriever, fetch), candidates=args.candidates)
     from side.check import ArticleCheck
 

@@ -48,7 +48,8 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
     from side.verifier import Verifier
 
     data = Path(config.data_dir)
-    verifier = Verifier.load(args.model, device=config.verifier.device)
+    verifier = Verifier.load(args.model, device=config.verifier.device,
+                             precision=config.verifier.precision)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:

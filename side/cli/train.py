@@ -60,7 +60,8 @@ def run_train_verifier(args: argparse.Namespace, config) -> int:
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device,
         )
         stats = train_verifier(settings)
-    verifier = Verifier.load(args.out, device=config.verifier.device)
+    verifier = Verifier.load(args.out, device=config.verifier.device,
+                             precision=config.verifier.precision)
     verifier.combiner = None
     combiner = fit_combiner(verifier, data_dir, seed=args.seed)
     verifier.combiner = combiner
