@@ -60,7 +60,8 @@ class VerifierConfig:
     #: Citations whose support score falls below this are flagged (chosen on dev data).
     flag_threshold: float = 0.5
     device: str = "auto"
-    #: auto (bf16 on CPUs with native bf16 units, else fp32), fp32, bf16 or int8 (CPU only).
+    #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
+    #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/precision.py.
     precision: str = "auto"
 
 

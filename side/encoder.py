@@ -48,20 +48,24 @@ class Encoder:
     """Batched, length-sorted sentence embeddings with no network access."""
 
     def __init__(self, path: str | Path | None = None, device: str = "auto",
-                 max_length: int = DEFAULT_MAX_LENGTH) -> None:
+                 max_length: int = DEFAULT_MAX_LENGTH, precision: str = "auto") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        from side import precision as numbers
+
         self.path = Path(path) if path else minilm_path()
         self.device = pick_device(device)
+        #: fp32, bf16 or int8 (side.precision); pooling and the returned vectors are fp32 always.
+        self.precision = numbers.resolve(precision, self.device)
         self.max_length = max_length
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
             self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True)
         except OSError as exc:
             raise ModelLoadError(f"cannot load encoder from {self.path}: {exc}") from exc
-        self.model.to(self.device).eval()
+        self.model = numbers.apply(self.model.to(self.device).eval(), self.precision)
         self._torch = torch
 
     @property
@@ -86,7 +90,7 @@ class Encoder:
                     [texts[i] or " " for i in batch], padding=True, truncation=True,
                     max_length=self.max_length, return_tensors="pt",
                 ).to(self.device)
-                hidden = self.model(**enc).last_hidden_state
+                hidden = self.model(**enc).last_hidden_state.float()
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -122,7 +126,17 @@ class EmbeddingCache:
         return out
 
 
+def shared_encoder(device: str = "auto", precision: str = "auto") -> Encoder:
+    """One encoder per process: loading costs ~1 s and 90 MB, so it is done once.
+
+    Keyed by what the arguments resolve to, so "auto" and the format it means share one model.
+    """
+    from side.precision import resolve
+
+    device = pick_device(device)
+    return _encoder(device, resolve(precision, device))
+
+
 @functools.lru_cache(maxsize=2)
-def shared_encoder(device: str = "auto") -> Encoder:
-    """One encoder per process: loading costs ~1 s and 90 MB, so it is done once."""
-    return Encoder(device=device)
+def _encoder(device: str, precision: str) -> Encoder:
+    return Encoder(device=device, precision=precision)

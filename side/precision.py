@@ -1,4 +1,4 @@
-"""The number format the verifier's transformer runs in.
+"""The number format the transformers (cross-encoder and bi-encoder) run in.
 
 On a CPU with native bfloat16 matrix units (Intel AMX or AVX512-BF16, e.g. the Xeons Toolforge
 and CI run on), oneDNN multiplies bf16 matrices several times faster than fp32 ones, while the

@@ -362,6 +362,10 @@ class Retriever:
         dense = DenseIndex.load(index_dir / DENSE_FILE, meta.get("faiss", "flat"), encoder)
         return cls(corpus, sparse, dense, **settings)
 
+    def share_encoder(self, encoder: Any) -> None:
+        """Embed queries with ``encoder`` (the verifier's): one bi-encoder, in one number format."""
+        self.dense.encoder = encoder
+
     def passages_for(self, doc_id: str) -> list[Passage]:
         return self.corpus.passages_for(doc_id)
 

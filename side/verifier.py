@@ -179,7 +179,7 @@ class Verifier:
         from side.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
-        self.encoder = encoder or shared_encoder(cross_encoder.device)
+        self.encoder = encoder or shared_encoder(cross_encoder.device, cross_encoder.precision)
         self.embeddings = EmbeddingCache(self.encoder)
         self.combiner = combiner
         self.k = k

@@ -52,3 +52,26 @@ def test_bf16_stays_within_its_stated_tolerance_of_fp32():
     assert float(np.abs(p16 - p32).max()) <= precision.BF16_TOLERANCE
     # And the formats really differ: bf16 is not fp32 under another name.
     assert float(np.abs(p16 - p32).max()) > 0
+
+
+def test_auto_and_the_format_it_means_share_one_bi_encoder():
+    from side.encoder import shared_encoder
+
+    auto = shared_encoder("cpu")
+    assert auto is shared_encoder("cpu", precision.resolve("auto", "cpu"))
+    assert auto.precision == precision.resolve("auto", "cpu")
+
+
+def test_bf16_bi_encoder_similarities_stay_within_tolerance():
+    """Cosine similarities (evidence selection, dense retrieval, the combiner) barely move in bf16."""
+    from side.data import load_wice
+    from side.encoder import Encoder
+
+    claims = load_wice(need_data("wice/claim_dev.jsonl"))[:20]
+    texts = [c.claim for c in claims] + [s for c in claims for s in c.evidence[:3]]
+    v32 = Encoder(device="cpu", precision="fp32").encode(texts)
+    v16 = Encoder(device="cpu", precision="bf16").encode(texts)
+    assert v16.dtype == np.float32 and np.allclose(np.linalg.norm(v16, axis=1), 1.0, atol=1e-4)
+    s32, s16 = v32 @ v32.T, v16 @ v16.T
+    assert float(np.abs(s16 - s32).max()) <= precision.BF16_TOLERANCE
+    assert float(np.abs(s16 - s32).max()) > 0

@@ -257,7 +257,8 @@ def load_checker(config: Config, args: argparse.Namespace):
     fetch = retrying(lambda url: fetch_source(url, config.fetch, config.cache_dir))
     checker = Checker.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
     checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
-    log.info("loaded the verifier on %s%s in %.1f s", checker.verifier.cross_encoder.device,
+    log.info("loaded the verifier on %s (%s)%s in %.1f s", checker.verifier.cross_encoder.device,
+             checker.verifier.cross_encoder.precision,
              "" if checker.retriever is None else f" and an index of {len(checker.retriever.corpus.documents)} "
              "documents", time.monotonic() - started)
     return checker

@@ -78,7 +78,7 @@ def run_check(args: argparse.Namespace, config) -> int:
     wikitext, title = load_article(args, config)
     claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
     retriever = None
-    if not args.no_index:
+    if not args.no_index:  # first: a missing index is reported before any model loads
         from side.retrieval import Retriever
 
         retriever = Retriever.load(args.index or config.index_dir, k_sparse=config.retrieval.k_sparse,
@@ -86,6 +86,8 @@ def run_check(args: argparse.Namespace, config) -> int:
     fetch = None if args.offline else (lambda url: fetch_source(url, config.fetch, config.cache_dir))
     verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
                              precision=config.verifier.precision)
+    if retriever is not None:
+        retriever.share_encoder(verifier.encoder)
     checker = Checker(verifier, retriever, make_source_loader(retriever, fetch), candidates=args.candidates)
     from side.check import ArticleCheck
 
