@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from side.crossencoder import Pair, PairEncoder, load_tokenizer
@@ -49,3 +50,21 @@ def test_batches_keep_groups_together_and_cover_every_example():
     for unit in units(examples):
         assert len({where[examples.index(ex)] for ex in unit}) == 1
     assert all(len(b) <= 8 for b in batches)
+
+
+@pytest.mark.parametrize("autocast, expected", [("bf16", "FULL_RECIPE"), (None, "FP32_CPU_RECIPE")])
+def test_default_recipe_follows_native_bf16(monkeypatch, autocast, expected):
+    """The shipped recipe where bf16 runs natively, the cut one on an fp32 CPU."""
+    from side import training
+
+    monkeypatch.setattr(training, "autocast_dtype", lambda device: autocast)
+    assert training.default_recipe("cpu") == getattr(training, expected)
+
+
+def test_library_defaults_are_the_shipped_recipe():
+    from dataclasses import fields
+
+    from side.training import FULL_RECIPE, TrainSettings
+
+    defaults = {f.name: f.default for f in fields(TrainSettings)}
+    assert {k: defaults[k] for k in FULL_RECIPE} == FULL_RECIPE

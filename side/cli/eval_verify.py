@@ -75,7 +75,7 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
 
 
 def _bar(what: str, claims: Path, limit: int | None):
-    """A progress bar on stderr (the full run takes tens of minutes on a 2-core CPU)."""
+    """A progress bar on stderr (the full run takes minutes on a 2-core CPU, more without bf16)."""
     from tqdm import tqdm
 
     try:
