@@ -4,10 +4,10 @@ Both score the same (claim, passage) pairs with the same weights. The peer gets 
 in Hugging Face format; Side's path runs length-sorted, dynamically padded batches under
 ``torch.inference_mode()`` in fp32, in bf16 (its default on CPUs with native bf16 units) and in
 int8 dynamic quantization (CPU). Prints pairs per second, the ratio to the peer measured in the
-same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of scoring one article: ``side check --offline`` in
-its own process (model load, sources and candidates from the evidence index of ``side index
-build --demo``, which must be built), so the figure is what one check costs a user, not what this
-benchmark's other models add to it. The default article is the demo's (``side index
+same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of
+scoring one article: ``side check --offline`` in its own process (model load, sources and
+candidates from the evidence index of ``side index build --demo``, which must be built), so the
+figure is what one check costs a user, not what this benchmark's other models add to it. The default article is the demo's (``side index
 demo-article``: real WiCE claims whose cited pages the demo index holds), so every source is read.
 
     .venv/bin/python benchmarks/verifier.py [--pairs 512] [--batch-size 32] [--article FILE]

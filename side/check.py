@@ -166,22 +166,24 @@ class Checker:
         """
         from side.sources import fetch_source
 
-        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
-                                 precision=config.verifier.precision)
         retriever = None
-        if use_index:
+        if use_index:  # first: a missing index is reported before any model loads
             from side.retrieval import Retriever
 
             directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
             if index_dir is None and not directory.is_dir():
                 log.info("no evidence index at %s: citations are scored, no corpus suggestions", directory)
             else:
-                retriever = Retriever.load(directory, encoder=verifier.encoder, k_sparse=config.retrieval.k_sparse,
+                retriever = Retriever.load(directory, k_sparse=config.retrieval.k_sparse,
                                            k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
         if offline:
             fetch = None
         elif fetch is None:
             fetch = lambda url: fetch_source(url, config.fetch, config.cache_dir)
+        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
+                                 precision=config.verifier.precision)
+        if retriever is not None:
+            retriever.share_encoder(verifier.encoder)
         return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
 
     def check_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[CitationCheck]:

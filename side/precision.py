@@ -1,8 +1,9 @@
 """The number format the transformers (cross-encoder and bi-encoder) run in.
 
 On a CPU with native bfloat16 matrix units (Intel AMX or AVX512-BF16, as on the Xeons this
-project is developed and tested on), oneDNN multiplies bf16 matrices several times faster than fp32 ones, while the
-SUPPORTS probability moves by less than a thousandth (see the model card's CPU speed section).
+project is developed and tested on), oneDNN multiplies bf16 matrices several times faster than
+fp32 ones, while the SUPPORTS probability moves by less than a thousandth (see the model card's
+CPU speed section).
 So ``auto`` means bf16 there and fp32 everywhere else: a CPU without those units would emulate
 bf16 and run slower, and on a GPU the measured gain of half precision at this model size is nil.
 int8 dynamic quantization stays available by name; it drifts more and gains less than bf16.

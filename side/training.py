@@ -6,8 +6,9 @@ first, so the passage is a sentence or two), batches are length-bucketed, and tr
 cleanly at ``max_minutes``. A checkpoint is written every ``checkpoint_every`` steps; ``resume``
 continues from it, so a longer CPU training can span several runs. The matrix products run under
 bf16 autocast on a GPU and on CPUs that multiply bf16 natively (AMX / AVX512-BF16), two to three
-times the pairs per second of fp32 on two cores: there the shipped model's full recipe (``FULL_RECIPE``) fits
-the budget and is the default; other CPUs get a cut one (``FP32_CPU_RECIPE``).
+times the pairs per second of fp32 on two cores: there the shipped model's full recipe
+(``FULL_RECIPE``) fits the budget and is the default; other CPUs get a cut one
+(``FP32_CPU_RECIPE``).
 
 Loss: cross-entropy over SUPPORTS / REFUTES / NOT ENOUGH INFO; for binary "not supported"
 labels, the negative log of P(REFUTES) + P(NOT ENOUGH INFO); plus Side's ranking term, a margin

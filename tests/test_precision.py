@@ -8,7 +8,7 @@ from conftest import need_data
 
 from side import precision
 from side.cli import main
-from side.crossencoder import CrossEncoder, Pair
+from side.crossencoder import CrossEncoder
 from side.errors import ConfigError
 
 
@@ -41,9 +41,10 @@ def test_cli_reports_a_bad_precision_in_one_line(monkeypatch, tmp_path, capsys):
 def test_bf16_stays_within_its_stated_tolerance_of_fp32():
     """On real WiCE pairs, the bf16 path (the default on bf16 CPUs) moves P(SUPPORTS) very little."""
     from side.data import load_wice
+    from side.evaluation.verify import wice_query
 
     claims = load_wice(need_data("wice/claim_dev.jsonl"))[:40]
-    pairs = [Pair(c.title, f"{c.section} [SEP] {c.context} {c.claim}", s) for c in claims for s in c.evidence[:2]]
+    pairs = [wice_query(c).pair(s) for c in claims for s in c.evidence[:2]]
     full = CrossEncoder(device="cpu", precision="fp32")
     half = CrossEncoder(device="cpu", precision="bf16")
     assert (full.precision, half.precision) == ("fp32", "bf16")

@@ -70,27 +70,14 @@ def load_article(args: argparse.Namespace, config) -> tuple[str, str]:
 def run_check(args: argparse.Namespace, config) -> int:
     from tqdm import tqdm
 
-    from side.check import Checker, make_source_loader
-    from side.sources import fetch_source
-    from side.verifier import Verifier
+    from side.check import ArticleCheck, Checker
     from side.wikitext import extract_claims
 
     wikitext, title = load_article(args, config)
     claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
-    retriever = None
-    if not args.no_index:  # first: a missing index is reported before any model loads
-        from side.retrieval import Retriever
-
-        retriever = Retriever.load(args.index or config.index_dir, k_sparse=config.retrieval.k_sparse,
-                                   k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
-    fetch = None if args.offline else (lambda url: fetch_source(url, config.fetch, config.cache_dir))
-    verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
-                             precision=config.verifier.precision)
-    if retriever is not None:
-        retriever.share_encoder(verifier.encoder)
-    checker = Checker(verifier, retriever, make_source_loader(retriever, fetch), candidates=args.candidates)
-    from side.check import ArticleCheck
-
+    # An index given or configured must exist (unlike a worker's, which may run without one).
+    checker = Checker.from_config(config, offline=args.offline, index_dir=args.index or config.index_dir,
+                                  use_index=not args.no_index, model_dir=args.model, candidates=args.candidates)
     with tqdm(total=len(claims), desc="checking citations", unit="claim", disable=args.json) as bar:
         checks = checker.check_claims(claims, bar.update)
     report = ArticleCheck(title, checks, bar.format_dict["elapsed"])
