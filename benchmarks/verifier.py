@@ -31,16 +31,14 @@ import numpy as np
 
 
 def real_pairs(n: int):
+    """The first sentences of WiCE dev pages against their claims, built as Side builds them."""
     from side.config import load_config
-    from side.crossencoder import Pair
     from side.data import load_wice
+    from side.evaluation.verify import wice_query, wice_sentences
 
     config = load_config()
     claims = load_wice(config.data_dir / "wice" / "claim_dev.jsonl")
-    pairs = []
-    for claim in claims:
-        for sentence in claim.evidence[:6]:
-            pairs.append(Pair(claim.title, f"{claim.section} [SEP] {claim.context} {claim.claim}", sentence))
+    pairs = [wice_query(claim).pair(sentence) for claim in claims for sentence in wice_sentences(claim)[:6]]
     return pairs[:n]
 
 

@@ -1,7 +1,7 @@
 """The number format the transformers (cross-encoder and bi-encoder) run in.
 
-On a CPU with native bfloat16 matrix units (Intel AMX or AVX512-BF16, as on the Xeons this
-project is developed and tested on), oneDNN multiplies bf16 matrices several times faster than
+On a CPU with native bfloat16 matrix units (Intel AMX or AVX512-BF16, as on some of the Xeons
+this project is developed and tested on; others are AVX2-only AMD EPYCs), oneDNN multiplies bf16 matrices several times faster than
 fp32 ones, while the SUPPORTS probability moves by less than a thousandth (see the model card's
 CPU speed section).
 So ``auto`` means bf16 there and fp32 everywhere else: a CPU without those units would emulate
