@@ -34,7 +34,7 @@ import numpy as np
 from side.config import load_config
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice
 from side.evaluation.verify import ndcg, verifier_order, wice_query, wice_sentences
-from side.evidence import bm25_scores, content_tokens, rrf, standardized_sum
+from side.evidence import content_tokens, relevance, rrf
 from side.verifier import SUPPORTS, Prepared, Query, Verifier
 
 Item = tuple[Query, list[str], set[int]]
@@ -67,8 +67,7 @@ def with_neighbours(scores: np.ndarray, weight: float) -> np.ndarray:
 def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     """Every order of one page's sentences, best first."""
     def query_scores(text: str) -> np.ndarray:
-        vector = verifier.embeddings.encode([text])[0]
-        return standardized_sum(vectors @ vector, bm25_scores(text, item.sentences))
+        return relevance(text, item.sentences, vectors, verifier.embeddings.encode([text])[0])[2]
 
     def ranked(scores: np.ndarray) -> list[int]:
         return [int(i) for i in np.argsort(-scores, kind="stable")]

@@ -7,8 +7,9 @@ int8 dynamic quantization (CPU). Prints pairs per second, the ratio to the peer 
 same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of
 scoring one article: ``side check --offline`` in its own process (model load, sources and
 candidates from the evidence index of ``side index build --demo``, which must be built), so the
-figure is what one check costs a user, not what this benchmark's other models add to it. The default article is the demo's (``side index
-demo-article``: real WiCE claims whose cited pages the demo index holds), so every source is read.
+figure is what one check costs a user, not what this benchmark's other models add to it. The
+default article is the demo's (``side index demo-article``: real WiCE claims whose cited pages
+the demo index holds), so every source is read.
 
     .venv/bin/python benchmarks/verifier.py [--pairs 512] [--batch-size 32] [--article FILE]
 """

@@ -92,14 +92,21 @@ class Selection:
     max_bm25: float
 
 
+def relevance(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
+              claim_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cosine, BM25 and their standardized sum for each sentence: the one retrieval score that
+    evidence selection ranks by (and that experiments on evidence order start from)."""
+    cosine = sentence_vectors @ claim_vector
+    lexical = bm25_scores(claim, sentences)
+    return cosine, lexical, standardized_sum(cosine, lexical)
+
+
 def select_evidence(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
                     claim_vector: np.ndarray, k: int = 8) -> Selection:
     """The ``k`` sentences nearest the claim, best first."""
     if not sentences:
         return Selection([], [], 0.0, 0.0)
-    cosine = sentence_vectors @ claim_vector
-    lexical = bm25_scores(claim, sentences)
-    fused = standardized_sum(cosine, lexical)
+    cosine, lexical, fused = relevance(claim, sentences, sentence_vectors, claim_vector)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
     candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i])) for i in order[:k]]
     return Selection(candidates, order, float(cosine.max()), float(lexical.max()))

@@ -43,8 +43,8 @@ log = logging.getLogger(__name__)
 
 
 #: The shipped model's recipe (model card). Where bf16 runs natively (a GPU, or a CPU with AMX /
-#: AVX512-BF16 such as this project's 2-core machines) the whole command takes under an hour on
-#: two cores, so it is the default there.
+#: AVX512-BF16, as on some of this project's 2-core machines) the whole command takes under an
+#: hour on two cores, so it is the default there.
 FULL_RECIPE = {"epochs": 2.0, "batch_size": 64, "freeze_layers": 0, "negatives": 4, "in_domain_repeat": 3}
 #: A CPU that runs fp32 is about 3x slower: this cut fits its 90-minute budget instead.
 FP32_CPU_RECIPE = {"epochs": 1.0, "batch_size": 16, "freeze_layers": 2, "negatives": 2, "in_domain_repeat": 1}
@@ -68,7 +68,7 @@ class TrainSettings:
     lr: float = 5e-5
     epochs: float = 2.0
     #: Fine-tuning budget: with the combiner fit and dev thresholds that follow (6 minutes on 2
-    #: CPU cores in bf16, ~15 in fp32), ``side train verifier`` stays within its 90 minutes.
+    #: CPU cores in bf16, 15–19 in fp32), ``side train verifier`` stays within its 90 minutes.
     max_minutes: float = 70.0
     max_steps: int = 0
     warmup: float = 0.06

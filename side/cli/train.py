@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=d.out_dir, help="model directory (default: the shipped one)")
     p.add_argument("--max-minutes", type=float, default=d.max_minutes,
                    help=f"time budget of the fine-tuning (default {d.max_minutes:g}; the combiner fit and "
-                   "thresholds after it take 6 more minutes on 2 CPU cores in bf16, ~15 in fp32)")
+                   "thresholds after it take 6 more minutes on 2 CPU cores in bf16, 15-19 in fp32)")
     p.add_argument("--max-steps", type=int, default=d.max_steps, help="stop after this many steps (0: all of --epochs)")
     p.add_argument("--epochs", type=float, help=recipe_help("passes over the training pairs", "epochs"))
     p.add_argument("--batch-size", type=int, help=recipe_help("pairs per step", "batch_size"))
