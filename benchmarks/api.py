@@ -1,7 +1,7 @@
 """Loopback load test of the web API (a script, not a test): requests/s and p50/p95 latency.
 
 The served stack runs as in production on 127.0.0.1: Redis (own port, AOF), one
-``side-worker`` (the shipped verifier, ``--no-index``) and ``python -m gadget.backend.serve``
+``side-worker`` (the shipped verifier, ``--no-index``) and ``python -m gadget.server.serve``
 (waitress). Scenarios, each bounded by ``--requests`` and ``--max-seconds``:
 
 - **known result**: ``POST /api/v1/checks`` of work the worker has already done (200 from the
@@ -150,7 +150,7 @@ def prepare_known(api: str, url: str, n: int, timeout_s: float = 300.0) -> list[
 
 def in_process_peer(stack, url: str, known: int, total: int, max_seconds: float) -> Result:
     """The known-result POST through Flask's test client: the app without HTTP or waitress."""
-    from gadget.backend import create_app
+    from gadget.server import create_app
     from side.config import load_config
 
     app = create_app(load_config(environ=stack.child_env()))

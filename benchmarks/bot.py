@@ -71,9 +71,9 @@ def measure_intake(wiki, folder: Path, edits: int) -> None:
     from bot.changes import RecentChangesFeed
     from bot.checkpoint import CheckpointFile
     from bot.sidebot import CitationBot
-    from checkqueue.queue import get_queue, redis_connection, submit
+    from service.queue import get_queue, redis_connection, submit
+    from service.store.store import Store
     from side.config import ServiceConfig
-    from side.store import Store
 
     started = time.perf_counter()
     articles = load_articles(wiki)
@@ -111,10 +111,10 @@ def measure_intake(wiki, folder: Path, edits: int) -> None:
 
 
 def start_worker(folder: Path):
-    from harness.redis import free_port
-
     from side.config import ServiceConfig
     from workers.stack import Stack
+
+    from harness.redis import free_port
 
     service = ServiceConfig(redis_url=f"redis://127.0.0.1:{free_port()}/0",
                             database_url=f"sqlite:///{folder / 'latency.sqlite3'}")
@@ -128,7 +128,7 @@ def start_worker(folder: Path):
 def measure_latency(wiki, folder: Path, edits: int, poll_s: float) -> None:
     from test_bot_scenario import start_scenario
 
-    from side.store import Store
+    from service.store.store import Store
 
     scenario = start_scenario()
     stack, service = start_worker(folder)

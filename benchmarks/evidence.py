@@ -34,8 +34,8 @@ import numpy as np
 from side.config import load_config
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice
 from side.evaluation.verify import ndcg, verifier_order, wice_query, wice_sentences
-from side.evidence import content_tokens, relevance, rrf
-from side.verifier import SUPPORTS, Prepared, Query, Verifier
+from side.verify.evidence import content_tokens, relevance, rrf
+from side.verify.verifier import SUPPORTS, Prepared, Query, Verifier
 
 Item = tuple[Query, list[str], set[int]]
 CLAUSE = re.compile(r",|;|\(|\)| and | but | while | which | who | where | whereas | as well as ")
@@ -98,7 +98,7 @@ def measure(verifier: Verifier, name: str, items: list[Item]) -> None:
     found: dict[str, list[tuple[float, float]]] = {}
     for start in range(0, len(items), 16):
         batch = items[start : start + 16]
-        for (_, _, gold), item in zip(batch, verifier.run([(q, s) for q, s, _ in batch])):
+        for (_, _, gold), item in zip(batch, verifier.run([(q, s) for q, s, _ in batch]), strict=False):
             if item.selection is None:
                 continue
             for label, order in orders(verifier, item).items():

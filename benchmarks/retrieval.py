@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from side.config import load_config
-from side.corpus import build_corpus, documents_from_scifact
 from side.data import load_scifact_claims
 from side.evaluation.retrieval import SCIFACT_PASSAGE_WORDS, _cache_name
-from side.retrieval import DenseIndex, SparseIndex, embed_passages
+from side.retrieval.corpus import build_corpus, documents_from_scifact
+from side.retrieval.retriever import DenseIndex, SparseIndex, embed_passages
 
 log = logging.getLogger("benchmarks.retrieval")
 
@@ -86,7 +86,7 @@ def main() -> None:
     texts, vectors = corpus_vectors(args.data, Path(config.var_dir) / "eval")
     claims = [c.claim for c in load_scifact_claims(args.data / "scifact" / "claims_dev.jsonl")][: args.queries]
     rows = [("bm25s", *bench_bm25s(texts, claims, args.k)), ("rank_bm25", *bench_rank_bm25(texts, claims, args.k))]
-    from side.encoder import shared_encoder
+    from side.retrieval.encoder import shared_encoder
 
     p50, p95 = bench_faiss(vectors, shared_encoder().encode(claims), args.k)
 

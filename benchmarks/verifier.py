@@ -5,7 +5,7 @@ in Hugging Face format; Side's path runs length-sorted, dynamically padded batch
 ``torch.inference_mode()`` in fp32, in bf16 (its default on CPUs with native bf16 units) and in
 int8 dynamic quantization (CPU). Prints pairs per second, the ratio to the peer measured in the
 same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of
-scoring one article: ``side check --offline`` in its own process (model load, sources and
+scoring one article: ``side verify --offline`` in its own process (model load, sources and
 candidates from the evidence index of ``side index build --demo``, which must be built), so the
 figure is what one check costs a user, not what this benchmark's other models add to it. The
 default article is the demo's (``side index demo-article``: real WiCE claims whose cited pages
@@ -67,7 +67,7 @@ def same_inputs(cross, pairs) -> list[tuple[str, str]]:
 
 
 def score_article(article: Path, device: str) -> str:
-    """Run ``side check`` on one article in a child process; its wall time and peak RSS.
+    """Run ``side verify`` on one article in a child process; its wall time and peak RSS.
 
     The child is the only process this benchmark waits for, so RUSAGE_CHILDREN's peak is its own.
     """
@@ -76,18 +76,18 @@ def score_article(article: Path, device: str) -> str:
     index = Path(load_config().index_dir)
     if not index.is_dir():
         raise SystemExit(f"no evidence index at {index}: build it first with `side index build --demo`")
-    command = [sys.executable, "-m", "side", "check", str(article), "--offline", "--json"]
+    command = [sys.executable, "-m", "side", "verify", str(article), "--offline", "--json"]
     env = dict(os.environ, SIDE_VERIFIER_DEVICE=device)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"side check failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        raise SystemExit(f"side verify failed ({done.returncode}): {done.stderr.strip()[-500:]}")
     report = json.loads(done.stdout)
-    checks = report["checks"]
-    judged = sum(1 for c in checks if c["source_status"] in ("corpus", "cache", "fetched"))
+    results = report["results"]
+    judged = sum(1 for c in results if c["source_status"] in ("corpus", "cache", "fetched"))
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return (f"one article: `side check --offline {article.name}`: {len(checks)} citations "
+    return (f"one article: `side verify --offline {article.name}`: {len(results)} citations "
             f"({judged} with source text) in {wall:.1f} s, "
             f"peak RSS {peak:.0f} MiB")
 
@@ -125,12 +125,12 @@ def main() -> None:
             article_line = score_article(article, args.device)
     import torch
 
-    from side.crossencoder import CrossEncoder
-    from side.precision import resolve
+    from side.verify.crossencoder import CrossEncoder
+    from side.verify.precision import resolve
 
     pairs = real_pairs(args.pairs)
     # Side's paths by number format: fp32, bf16 (the default on CPUs with native bf16 units, see
-    # side.precision) and, on a CPU, int8 dynamic quantization.
+    # side.verify.precision) and, on a CPU, int8 dynamic quantization.
     formats = ("fp32", "bf16") if args.device.startswith("cuda") else ("fp32", "bf16", "int8")
     paths = {name: CrossEncoder(args.model, device=args.device, precision=name) for name in formats}
     with tempfile.TemporaryDirectory() as tmp:

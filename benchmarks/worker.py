@@ -4,9 +4,9 @@ Real claims (WiCE dev: claim, Wikipedia context, and the cited web page's senten
 grouped into Checks of ``--per-check`` citations, as the bot groups a revision's citations.
 Each cited page is served as HTML by a local HTTP server, so both paths fetch and extract it.
 
-- **peer**: the in-process ``Checker`` (what ``side check`` runs), model loaded once, one
-  ``check_claims`` call per Check, in this process;
-- **Side's queue**: the same Checks submitted with ``checkqueue.queue.submit`` to a fresh Redis
+- **peer**: the in-process ``Pipeline`` (what ``side verify`` runs), model loaded once, one
+  ``verify_claims`` call per Check, in this process;
+- **Side's queue**: the same Checks submitted with ``service.queue.submit`` to a fresh Redis
   (AOF on) and run by ``--workers`` ``side-worker`` subprocesses (model loaded and warmed up
   before the clock starts), measured from the first submit until the store has every result.
 
@@ -80,17 +80,17 @@ def real_checks(n: int, per_check: int, server: Pages) -> list[list[dict]]:
 
 
 def load_checker(threads: int):
-    """The in-process peer: the Checker ``side check`` builds, model loaded and warmed up."""
+    """The in-process peer: the Pipeline ``side verify`` builds, model loaded and warmed up."""
     import torch
 
-    from side.check import Checker
     from side.config import FetchConfig, load_config
-    from side.sources import fetch_source
-    from side.verifier import Query
+    from side.pipeline import Pipeline
+    from side.sources.fetch import fetch_source
+    from side.verify.verifier import Query
 
     torch.set_num_threads(threads)
     fetch_config = FetchConfig(allow_hosts=["127.0.0.1"])
-    checker = Checker.from_config(load_config(), use_index=False,
+    checker = Pipeline.from_config(load_config(), use_index=False,
                                   fetch=lambda url: fetch_source(url, fetch_config, None))
     checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
     return checker
@@ -103,12 +103,12 @@ def fresh(checks: list[list[dict]], run: int) -> list[list[dict]]:
 
 
 def run_in_process(checker, checks: list[list[dict]]) -> float:
-    """Seconds for the in-process Checker to check every Check."""
-    from side.claims import Claim
+    """Seconds for the in-process Pipeline to check every Check."""
+    from side.extract.claims import Claim
 
     started = time.perf_counter()
     for claims in checks:
-        checker.check_claims([Claim.from_dict(c) for c in claims])
+        checker.verify_claims([Claim.from_dict(c) for c in claims])
     return time.perf_counter() - started
 
 
@@ -133,13 +133,13 @@ def start_stack(threads: int, workers: int, folder: Path):
 
 def run_queue(config, checks: list[list[dict]], run: int) -> float:
     """Seconds from the first submit until every Check is done, through Redis and side-worker."""
-    from checkqueue.queue import get_queue, redis_connection, submit
-    from side.store import NewCheck, Store
+    from service.queue import get_queue, redis_connection, submit
+    from service.store.store import CheckRequest, Store
 
     store = Store.open(config.database_url)
     queue = get_queue(redis_connection(config.redis_url), config)
     started = time.perf_counter()
-    ids = [submit(store, queue, NewCheck(wiki="enwiki", title=f"Benchmark {n}", revision=run * 10_000 + n,
+    ids = [submit(store, queue, CheckRequest(wiki="enwiki", title=f"Benchmark {n}", revision=run * 10_000 + n,
                                          claims=claims, origin="bot"), config)[0].id for n, claims in enumerate(checks)]
     pending = set(ids)
     while pending:  # poll gently: this process shares the CPU with the worker it measures
@@ -188,7 +188,7 @@ def main() -> None:
     peer_s, queue_s = sum(peer), sum(queue)
     peer_rate, queue_rate = citations / peer_s * 60, citations / queue_s * 60
     print(f"all {args.repeat} runs:")
-    print(f"in-process Checker (peer): {peer_s:7.1f} s  {peer_rate:7.1f} citations/min")
+    print(f"in-process Pipeline (peer): {peer_s:7.1f} s  {peer_rate:7.1f} citations/min")
     print(f"Redis + {args.workers} side-worker:      {queue_s:7.1f} s  {queue_rate:7.1f} citations/min")
     print(f"ratio (queue / in-process): {queue_rate / peer_rate:.2f}")
 

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import mwparserfromhell
 
+from service.store.store import Store, StoredResult, suggestion_key, utcnow
 from side.errors import ConfigError
-from side.store import ResultRecord, Store, suggestion_key, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,8 @@ def report_threshold(configured: float, model_dir: str | Path | None = None) -> 
     """
     if configured >= 0:
         return configured
-    from side.crossencoder import DEFAULT_MODEL_DIR
-    from side.verifier import COMBINER_FILE, Combiner
+    from side.verify.crossencoder import DEFAULT_MODEL_DIR
+    from side.verify.verifier import COMBINER_FILE, Combiner
 
     path = Path(model_dir or DEFAULT_MODEL_DIR) / COMBINER_FILE
     combiner = Combiner.load(path)
@@ -109,12 +109,12 @@ def report_threshold(configured: float, model_dir: str | Path | None = None) -> 
     return float(combiner.report_threshold)
 
 
-def is_reportable(result: ResultRecord, threshold: float) -> bool:
+def is_reportable(result: StoredResult, threshold: float) -> bool:
     """A flagged citation whose source was read and scored under the high-precision threshold."""
     return result.flagged and result.score is not None and result.score < threshold
 
 
-def result_suggestion_key(wiki: str, result: ResultRecord) -> str:
+def result_suggestion_key(wiki: str, result: StoredResult) -> str:
     """Identity of what a report says about a citation: the article, the claim and the source
     proposed (or the cited URL when there is no better source), so it is never said twice on a
     talk page, whatever later revisions do."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from side.store import ResultRecord
+from service.store.store import StoredResult
 
 #: Longest quote taken from a claim, passage or evidence sentence.
 MAX_QUOTE_CHARS = 400
@@ -37,7 +37,7 @@ def _link(url: str, label: str) -> str:
 class ReportItem:
     """One citation in a report, with the key that keeps it from being reported twice."""
 
-    result: ResultRecord
+    result: StoredResult
     suggestion_key: str
 
     @property

@@ -29,8 +29,8 @@ from bot.policy import (
     result_suggestion_key,
 )
 from bot.report import ReportItem, TalkReport, build_report
+from service.store.store import Check, Store
 from side.config import BotConfig
-from side.store import CheckRecord, Store
 
 if TYPE_CHECKING:
     from pywikibot.site import APISite
@@ -87,7 +87,7 @@ class Reporter:
                 finished.add(check_id)
         return finished
 
-    def items_for(self, record: CheckRecord) -> list[ReportItem]:
+    def items_for(self, record: Check) -> list[ReportItem]:
         """The citations of a finished check worth a talk-page message, not reported before."""
         items = []
         for result in self.store.results(record.id):
@@ -98,7 +98,7 @@ class Reporter:
                 items.append(ReportItem(result, key))
         return items
 
-    def report_check(self, record: CheckRecord) -> ReportOutcome:
+    def report_check(self, record: Check) -> ReportOutcome:
         items = self.items_for(record)
         if not items:
             return ReportOutcome(record.id, record.title, "nothing", "no citation crosses the report threshold")
@@ -154,7 +154,7 @@ class Reporter:
             return Decision(False, f"the run page [[{self.config.run_page}]] does not say yes")
         return Decision(True)
 
-    def _deliver(self, record: CheckRecord, talk, report: TalkReport) -> ReportOutcome:
+    def _deliver(self, record: Check, talk, report: TalkReport) -> ReportOutcome:
         if not self.post:
             print(report.preview(), file=self.out, flush=True)
             self._record(report, posted=False)
@@ -182,6 +182,6 @@ class Reporter:
             self.store.record_report(report.wiki, report.title, report.check_id, item.result.id,
                                      item.suggestion_key, report.talk_title, posted=posted)
 
-    def _skip(self, record: CheckRecord, reason: str) -> ReportOutcome:
+    def _skip(self, record: Check, reason: str) -> ReportOutcome:
         log.info("no report for %s (%s): %s", record.title, record.id, reason)
         return ReportOutcome(record.id, record.title, "skipped", reason)

@@ -1,7 +1,7 @@
 """Side's citation bot: checks the citations that new edits add, and reports weak ones.
 
 It follows the wiki's recent changes (article namespace, no bot edits, no reverts), finds the
-citations each edit added (``side.wikitext.added_citations`` on the old and new wikitext),
+citations each edit added (``side.extract.wikitext.added_citations`` on the old and new wikitext),
 submits one Check per revision to the results store and the queue, where a worker scores each
 citation against its source. Finished checks appear on the dashboard; citations whose score
 crosses the high-precision threshold may also be reported in a new talk-page section, under
@@ -75,10 +75,10 @@ from bot.changes import (
     skip_reason,
 )
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile
+from service.store.store import Check, CheckRequest, Store
 from side.config import Config
 from side.errors import ConfigError, InputError, SideError
-from side.store import CheckRecord, NewCheck, Store
-from side.wikitext import added_citations
+from side.extract.wikitext import added_citations
 
 if TYPE_CHECKING:
     from pywikibot.site import APISite
@@ -94,7 +94,7 @@ MAX_BACKOFF_S = 300.0
 EXIT_USAGE = 2
 
 #: Submits a check: store row + queue job; returns the record and whether a job was queued.
-Submit = Callable[[NewCheck], tuple[CheckRecord, bool]]
+Submit = Callable[[CheckRequest], tuple[Check, bool]]
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ class CitationBot:
         if not claims:
             self.counter["no citation"] += 1
             return None
-        record, enqueued = self.submit(NewCheck(wiki=self.wiki, title=new.title, revision=change.revision,
+        record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=new.title, revision=change.revision,
                                                 parent_revision=change.parent_revision or None, origin="bot",
                                                 claims=[claim.to_dict() for claim in claims]))
         if enqueued:
@@ -324,8 +324,8 @@ def apply_options(config: Config, options: BotOptions) -> Config:
 
 
 def make_submit(config: Config, store: Store) -> Submit:
-    """Store + queue through ``checkqueue.queue.submit`` (one job per check, job id = check id)."""
-    from checkqueue.queue import get_queue, redis_connection, submit
+    """Store + queue through ``service.queue.submit`` (one job per check, job id = check id)."""
+    from service.queue import get_queue, redis_connection, submit
 
     queue = get_queue(redis_connection(config.service.redis_url), config.service)
     return lambda new: submit(store, queue, new, config.service)

@@ -14,9 +14,9 @@ DATA="${SIDE_DATA_DIR:-../shared/data}"
 export HF_HUB_OFFLINE=1 SIDE_DATA_DIR="$DATA"
 .venv/bin/side index build --demo
 if [ "$#" -gt 0 ]; then
-  .venv/bin/side check "$1"
+  .venv/bin/side verify "$1"
   exit 0
 fi
-.venv/bin/side check "$DATA/fixtures/wikitext/Alsea-(company).txt"
+.venv/bin/side verify "$DATA/fixtures/wikitext/Alsea-(company).txt"
 .venv/bin/side index demo-article --out var/demo/Starbucks.wikitext
-.venv/bin/side check var/demo/Starbucks.wikitext
+.venv/bin/side verify var/demo/Starbucks.wikitext

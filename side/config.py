@@ -61,13 +61,13 @@ class VerifierConfig:
     flag_threshold: float = 0.5
     device: str = "auto"
     #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
-    #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/precision.py.
+    #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/verify/precision.py.
     precision: str = "auto"
 
 
 @dataclass
 class ServiceConfig:
-    """The queue, the results store and the web API (workers/ and gadget/backend/)."""
+    """The queue, the results store and the web API (workers/ and gadget/server/)."""
 
     #: Redis holding the RQ queue (and the API's rate-limit counters). Side's own port, not a
     #: system Redis on 6379 (often without persistence): ``side-stack`` starts one here with AOF.

@@ -1,6 +1,6 @@
 """A demo article of real Wikipedia claims whose cited pages Side can read offline.
 
-Offline, the cited pages of a fixture article cannot be fetched, so ``side check`` on one can
+Offline, the cited pages of a fixture article cannot be fetched, so ``side verify`` on one can
 only report its sources unavailable. WiCE dev pairs real Wikipedia claims (article title, section,
 the text before the citation) with the text of the page each cites, and ``side index build
 --demo`` indexes those pages under ``wice:<claim id>`` URLs. An article rebuilt from one title's
@@ -14,10 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from side.check import cite_web
-from side.corpus import documents_from_wice, wice_page_id, wice_title
 from side.data import read_jsonl
 from side.errors import InputError
+from side.pipeline import cite_web
+from side.retrieval.corpus import documents_from_wice, wice_page_id, wice_title
 
 #: A title whose three WiCE dev claims are supported, partially supported and not supported.
 DEFAULT_TITLE = "Starbucks"
@@ -38,7 +38,7 @@ class CitedClaim:
 def wice_claims(path: str | Path) -> dict[str, list[CitedClaim]]:
     """WiCE claims by article title, each citing its page's URL in the demo index.
 
-    Several claims may cite one page; the URL is the one :func:`side.corpus.documents_from_wice`
+    Several claims may cite one page; the URL is the one :func:`side.retrieval.corpus.documents_from_wice`
     gives the page when it is indexed, so the two cannot disagree.
     """
     urls = {document.doc_id: document.url for document in documents_from_wice(path)}

@@ -1,4 +1,4 @@
-"""The REST API (gadget/backend) on a real SQLite store and a real Redis queue.
+"""The REST API (gadget/server) on a real SQLite store and a real Redis queue.
 
 What the contract in docs/service.md promises: new work is stored once and queued once (202
 and a Location), known work is answered from the store (200 with verdicts), every bad input
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 import redis
-from webapp import claims_body, finish, make_config, outcome, running_app
 
-from checkqueue.queue import get_queue
+from service.queue import get_queue
+
+from webapp import claims_body, finish, make_config, outcome, running_app
 
 WIKI_ORIGIN = "https://en.wikipedia.org"
 
@@ -438,6 +439,6 @@ localwiki = "http://127.0.0.1:8080"
 
 
 def test_side_web_refuses_a_missing_config_file(tmp_path):
-    from gadget.backend.serve import main
+    from gadget.server.serve import main
 
     assert main(["--config", str(tmp_path / "missing.toml")]) == 2

@@ -13,6 +13,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.config import SchemathesisConfig
 from schemathesis.generation import GenerationMode
+
 from webapp import make_config, running_app
 
 #: Examples per operation and generation mode; enough to hit every field's limits.

@@ -9,7 +9,7 @@ import pytest
 from bot.changes import RecentChangesFeed, fetch_revisions, skip_reason
 from bot.checkpoint import CheckpointFile
 from bot.sidebot import CitationBot
-from side.store import NewCheck, Store
+from service.store.store import CheckRequest, Store
 
 
 def unique(prefix: str) -> str:
@@ -75,9 +75,9 @@ class StoreOnly:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.calls: list[NewCheck] = []
+        self.calls: list[CheckRequest] = []
 
-    def __call__(self, new: NewCheck):
+    def __call__(self, new: CheckRequest):
         self.calls.append(new)
         record, created = self.store.add_check(new)
         return record, created

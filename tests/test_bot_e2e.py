@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_bot_scenario import BAD_CLAIM, GOOD_CLAIM, TITLE, scenario, wice_record  # noqa: F401
 
-from side.store import Store
+from service.store.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -38,8 +38,8 @@ def sections(text: str | None) -> list[str]:
 @pytest.fixture(scope="module")
 def evidence_index(tmp_path_factory, data_dir):
     """A small evidence index (the hiring announcement and other WiCE pages) for Suggestions."""
-    from side.corpus import Document, build_corpus
-    from side.retrieval import build_index
+    from side.retrieval.corpus import Document, build_corpus
+    from side.retrieval.retriever import build_index
 
     var_dir = tmp_path_factory.mktemp("var")
     docs = []

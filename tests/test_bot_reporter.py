@@ -16,8 +16,8 @@ import pytest
 from test_bot_policy import finished_check
 
 from bot.reporter import Reporter
+from service.store.store import Store
 from side.config import BotConfig
-from side.store import Store
 
 RUN_PAGE = "User:TestBot/Run"
 LONG_AGO = datetime(2000, 1, 1)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from conftest import need_data
 from httpserver import LocalServer, Response
 
@@ -113,17 +114,17 @@ def scenario():
 def test_scenario_is_a_clear_case(scenario, tmp_path):
     """The supported citation scores far above the flag threshold, the other under the report threshold."""
     from bot.policy import report_threshold
-    from side.check import Checker, make_source_loader
     from side.config import FetchConfig
-    from side.sources import fetch_source
-    from side.verifier import Verifier
-    from side.wikitext import added_citations
+    from side.extract.wikitext import added_citations
+    from side.pipeline import Pipeline, make_source_loader
+    from side.sources.fetch import fetch_source
+    from side.verify.verifier import Verifier
 
     claims = added_citations(scenario.article, scenario.edit, TITLE)
     assert [c.text for c in claims] == [GOOD_CLAIM, BAD_CLAIM]
     verifier = Verifier.load(device="cpu")
     config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=5)
-    checker = Checker(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
-    good, bad = checker.check_claims(claims)
+    checker = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
+    good, bad = checker.verify_claims(claims)
     assert good.verdict.score > verifier.flag_threshold + 0.3 and not good.flagged
     assert bad.flagged and bad.verdict.score < report_threshold(-1.0)

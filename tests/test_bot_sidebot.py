@@ -16,12 +16,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from harness.mediawiki import MediaWiki, is_installed, start_mediawiki
 
 from bot.changes import EventStreamFeed
 from bot.sidebot import main, parse_options
+from service.store.store import Store
 from side.errors import InputError
-from side.store import Store
+
+from harness.mediawiki import MediaWiki, is_installed, start_mediawiki
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from httpserver import LocalServer, Response
 
 from side.cli import main
+
+from httpserver import LocalServer, Response
 
 PAGE = b"""<html><head><title>Harbour report</title></head><body><article><h1>Harbour report</h1>
 <p>The harbour was rebuilt in 1902 after a storm destroyed the old pier.</p>

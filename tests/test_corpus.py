@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from side.corpus import (
+from side.errors import IndexNotFoundError, InputError
+from side.retrieval.corpus import (
     Corpus,
     Document,
     Passage,
@@ -19,7 +20,6 @@ from side.corpus import (
     documents_from_web_html,
     documents_from_wice,
 )
-from side.errors import IndexNotFoundError, InputError
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from side.crossencoder import (
+from side.errors import ModelLoadError
+from side.verify.crossencoder import (
     LABELS,
     WEIGHTS_FILE,
     CrossEncoder,
@@ -16,7 +17,6 @@ from side.crossencoder import (
     load_tokenizer,
     trainable_state,
 )
-from side.errors import ModelLoadError
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import lxml.html
 import pytest
-from webapp import WIKI_URL, claims_body, finish, outcome
 
-from gadget.backend.charts import nice_max
-from gadget.backend.links import WikiLinks, parse_wiki_urls
+from gadget.server.dashboard.charts import nice_max
+from gadget.server.links import WikiLinks, parse_wiki_urls
+
+from webapp import WIKI_URL, claims_body, finish, outcome
 
 HTML = {"Accept": "text/html"}
 

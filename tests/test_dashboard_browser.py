@@ -1,7 +1,7 @@
 """The patrol flow in real headless Chromium against the served app with a real worker.
 
 The whole stack runs on 127.0.0.1 as in production (``service_stack``: Redis, ``side-worker``
-with the shipped verifier and a small evidence index, ``python -m gadget.backend.serve``).
+with the shipped verifier and a small evidence index, ``python -m gadget.server.serve``).
 A wikitext snippet citing a page that does not support its claim is submitted through the API;
 the worker flags it and suggests a better source; a patroller opens the queue in Chromium,
 reads the detail page and dismisses the flag with a reason, and the store records it.
@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from harness.browser import save_screenshot
-from httpserver import LocalServer, Response
 from playwright.sync_api import expect
 
-from side.corpus import Document, build_corpus
-from side.retrieval import build_index
+from side.retrieval.corpus import Document, build_corpus
+from side.retrieval.retriever import build_index
+
+from harness.browser import save_screenshot
+from httpserver import LocalServer, Response
 
 LOCAL_WIKI = "http://wiki.test:8080"
 #: Seconds the worker may take to load the model and score the check on 2 CPU cores.

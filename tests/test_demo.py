@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import need_data
 
 from side.cli import main
-from side.corpus import build_corpus, documents_from_wice
 from side.demo import DEFAULT_TITLE, demo_article, wice_claims
 from side.errors import InputError
-from side.retrieval import build_index
-from side.wikitext import extract_claims
+from side.extract.wikitext import extract_claims
+from side.retrieval.corpus import build_corpus, documents_from_wice
+from side.retrieval.retriever import build_index
+
+from conftest import need_data
 
 PAGE = ["(meta data) TITLE: Harbour history", "The harbour opened in 1850.", "It was rebuilt in 1901."]
 OTHER = ["(meta data) TITLE: Ferry news", "A ferry to the island started in 1960."]
@@ -85,8 +86,8 @@ def test_side_check_reads_every_source_of_the_real_demo_article_from_the_index(t
     build_index(build_corpus(pages, index / "corpus"), index, progress=False)
     article = tmp_path / "Starbucks.wikitext"
     article.write_text(demo_article(claims_path), encoding="utf-8")
-    assert main(["check", str(article), "--index", str(index), "--offline", "--json"]) == 0
+    assert main(["verify", str(article), "--index", str(index), "--offline", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["citations"] == len(urls) == 3
-    assert {c["source_status"] for c in report["checks"]} == {"corpus"}
-    assert all(c["verdict"] and c["verdict"]["evidence"] for c in report["checks"])
+    assert {c["source_status"] for c in report["results"]} == {"corpus"}
+    assert all(c["verdict"] and c["verdict"]["evidence"] for c in report["results"])

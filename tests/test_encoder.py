@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from side.encoder import EmbeddingCache, shared_encoder
+from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
 
 class Counting:

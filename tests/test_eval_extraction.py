@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import need_data
 
 from side.cli import main
 from side.errors import DataNotFoundError
@@ -17,6 +16,8 @@ from side.evaluation.extraction import (
     overlap,
     side_extractor,
 )
+
+from conftest import need_data
 
 
 def test_overlap_bag_of_words():

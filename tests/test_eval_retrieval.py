@@ -6,10 +6,7 @@ import json
 import math
 
 import pytest
-from conftest import need_data
 
-from side.claims import CIT, SEP
-from side.corpus import documents_from_scifact
 from side.data import load_scifact_claims
 from side.evaluation.retrieval import (
     METHODS,
@@ -23,6 +20,10 @@ from side.evaluation.retrieval import (
     success_at,
     wice_queries,
 )
+from side.extract.claims import CIT, SEP
+from side.retrieval.corpus import documents_from_scifact
+
+from conftest import need_data
 
 
 def test_metrics_on_hand_made_rankings():

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import need_data
 
 from side.cli import main
 from side.evaluation.verify import (
@@ -19,8 +18,10 @@ from side.evaluation.verify import (
     ndcg,
     precision_at_recall,
 )
-from side.evidence import Candidate
-from side.verifier import Prepared, Query, Verdict
+from side.verify.evidence import Candidate
+from side.verify.verifier import Prepared, Query, Verdict
+
+from conftest import need_data
 
 
 def prepared(label: str, rows: list[list[float]], indices: list[int]) -> Prepared:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from side.evidence import standardized, standardized_sum
+from side.verify.evidence import standardized, standardized_sum
 
 
 def test_fusion_keeps_margins_that_rank_fusion_would_lose():

@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+
 from harness.browser import save_screenshot
 from harness.mediawiki import Account
 from harness.redis import free_port

@@ -1,9 +1,9 @@
-"""The gadget's JavaScript: its own test suite (eslint + jest) and parity with side.wikitext.
+"""The gadget's JavaScript: its own test suite (eslint + jest) and parity with side.extract.wikitext.
 
 ``npm test --prefix gadget`` runs eslint-config-wikimedia and the jest unit tests (installed by
 ``scripts/install.sh`` with ``npm ci``). The parity test runs the gadget's ref finder under
 Node on every real article in ``fixtures/wikitext`` and compares each ``<ref>`` use with what
-:func:`side.wikitext.extract_claims` reads: the service checks what the gadget sends, so both
+:func:`side.extract.wikitext.extract_claims` reads: the service checks what the gadget sends, so both
 must see the same citations, claim sentences and sources.
 """
 
@@ -16,9 +16,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, need_data
 
-from side.wikitext import extract_claims
+from side.extract.wikitext import extract_claims
+
+from conftest import IN_CI, need_data
 
 GADGET = Path(__file__).resolve().parents[1] / "gadget"
 DUMP = """
@@ -65,8 +66,8 @@ def test_the_gadget_reads_refs_like_side_wikitext():
     for file in files:
         claims = [c for c in extract_claims(Path(file).read_text(encoding="utf-8"), "T") if c.extra["marker"] == "ref"]
         found = gadget[file]
-        assert len(found) == len(claims), f"{Path(file).name}: {len(found)} refs found, side.wikitext {len(claims)}"
-        for claim, use in zip(claims, found):
+        assert len(found) == len(claims), f"{Path(file).name}: {len(found)} refs found, side.extract.wikitext {len(claims)}"
+        for claim, use in zip(claims, found, strict=False):
             uses += 1
             same_text += use["text"] == claim.text
             same_url += use["url"] == (claim.citation.url or None)

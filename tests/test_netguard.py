@@ -10,10 +10,11 @@ import ipaddress
 import socket
 
 import pytest
-from httpserver import LocalServer, Response
 
 from side.errors import SourceBlockedError, SourceFetchError
-from side.netguard import AllowList, blocked_reason, check_url, check_url_addresses, guarded_session
+from side.sources.netguard import AllowList, blocked_reason, check_url, check_url_addresses, guarded_session
+
+from httpserver import LocalServer, Response
 
 _real_getaddrinfo = socket.getaddrinfo
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import need_data
 
-from side import precision
 from side.cli import main
-from side.crossencoder import CrossEncoder
 from side.errors import ConfigError
+from side.verify import precision
+from side.verify.crossencoder import CrossEncoder
+
+from conftest import need_data
 
 
 @pytest.mark.parametrize("native, expected", [(True, "bf16"), (False, "fp32")])
@@ -33,7 +34,7 @@ def test_cli_reports_a_bad_precision_in_one_line(monkeypatch, tmp_path, capsys):
     article = tmp_path / "A.wikitext"
     article.write_text("Paris is in France.<ref>[https://example.org/p Paris]</ref>\n", encoding="utf-8")
     monkeypatch.setenv("SIDE_VERIFIER_PRECISION", "fast")
-    assert main(["check", str(article), "--offline", "--no-index"]) == 2
+    assert main(["verify", str(article), "--offline", "--no-index"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("side: error:") and "unknown precision 'fast'" in err and "\n" not in err
 
@@ -56,7 +57,7 @@ def test_bf16_stays_within_its_stated_tolerance_of_fp32():
 
 
 def test_auto_and_the_format_it_means_share_one_bi_encoder():
-    from side.encoder import shared_encoder
+    from side.retrieval.encoder import shared_encoder
 
     auto = shared_encoder("cpu")
     assert auto is shared_encoder("cpu", precision.resolve("auto", "cpu"))
@@ -66,7 +67,7 @@ def test_auto_and_the_format_it_means_share_one_bi_encoder():
 def test_bf16_bi_encoder_similarities_stay_within_tolerance():
     """Cosine similarities (evidence selection, dense retrieval, the combiner) barely move in bf16."""
     from side.data import load_wice
-    from side.encoder import Encoder
+    from side.retrieval.encoder import Encoder
 
     claims = load_wice(need_data("wice/claim_dev.jsonl"))[:20]
     texts = [c.claim for c in claims] + [s for c in claims for s in c.evidence[:3]]

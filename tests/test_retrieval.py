@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from side.cli import main
-from side.corpus import Document, build_corpus, documents_from_jsonl
-from side.encoder import shared_encoder
 from side.errors import IndexNotFoundError
-from side.retrieval import (
+from side.retrieval.corpus import Document, build_corpus, documents_from_jsonl
+from side.retrieval.encoder import shared_encoder
+from side.retrieval.retriever import (
     DenseIndex,
     Hit,
     Retriever,

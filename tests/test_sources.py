@@ -12,12 +12,13 @@ import hashlib
 import json
 
 import pytest
-from conftest import need_data
-from httpserver import LocalServer, Response, redirect
 
 from side.config import FetchConfig
 from side.errors import SourceBlockedError, SourceFetchError, UnsupportedContentError
-from side.sources import Source, cache_path, fetch_source, source_from_html, source_from_text
+from side.sources.fetch import Source, cache_path, fetch_source, source_from_html, source_from_text
+
+from conftest import need_data
+from httpserver import LocalServer, Response, redirect
 
 BENCHMARK = "fixtures/web_html/article_extraction_benchmark"
 PAGE_KEY = "042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856"

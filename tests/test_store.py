@@ -10,10 +10,11 @@ from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
-from conftest import IN_CI
 
+from service.store.store import CheckRequest, Store, check_key, schema_version, suggestion_key, utcnow
 from side.errors import InputError
-from side.store import NewCheck, Store, check_key, schema_version, suggestion_key, utcnow
+
+from conftest import IN_CI
 
 MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
 
@@ -72,10 +73,10 @@ def test_check_lifecycle_is_idempotent(store_url):
     store = Store.open(store_url)
     claims = [claim("Alsea runs Starbucks in Mexico.", "https://a.example/1"),
               claim("Alsea was founded in 1997.", "https://b.example/2")]
-    new = NewCheck("enwiki", "Alsea", claims, revision=10, parent_revision=9, origin="bot")
+    new = CheckRequest("enwiki", "Alsea", claims, revision=10, parent_revision=9, origin="bot")
     record, created = store.add_check(new)
     assert created and record.status == "queued" and record.citations == 2
-    again, created_again = store.add_check(NewCheck("enwiki", "Alsea", list(reversed(claims)), 10, 9, "bot"))
+    again, created_again = store.add_check(CheckRequest("enwiki", "Alsea", list(reversed(claims)), 10, 9, "bot"))
     assert not created_again and again.id == record.id  # same work, any claim order: one row
 
     store.start(record.id)
@@ -99,10 +100,10 @@ def test_patrol_queue_feedback_and_stats(store_url):
     store = Store.open(store_url)
     for rev, score in ((1, 0.3), (2, 0.05)):
         c = claim(f"Claim of revision {rev}.", f"https://x.example/{rev}")
-        rec, _ = store.add_check(NewCheck("enwiki", f"Page {rev}", [c], revision=rev, origin="bot"))
+        rec, _ = store.add_check(CheckRequest("enwiki", f"Page {rev}", [c], revision=rev, origin="bot"))
         store.finish(rec.id, [outcome(c, score, True)], 0.5)
     c = claim("A supported claim.", "https://ok.example/")
-    rec, _ = store.add_check(NewCheck("dewiki", "Seite", [c], revision=5, origin="gadget"))
+    rec, _ = store.add_check(CheckRequest("dewiki", "Seite", [c], revision=5, origin="gadget"))
     store.finish(rec.id, [outcome(c, 0.95, False)], 0.5)
 
     queue = store.flagged()
@@ -145,10 +146,10 @@ def test_results_survive_reopening_and_migrations_are_versioned(tmp_path):
     url = f"sqlite:///{tmp_path / 'side.sqlite3'}"
     store = Store.open(url)
     c = claim("Kept claim.", "https://k.example/")
-    rec, _ = store.add_check(NewCheck("enwiki", "Kept", [c], revision=1))
+    rec, _ = store.add_check(CheckRequest("enwiki", "Kept", [c], revision=1))
     store.close()
     # a fresh process opens the same file: the check is there and migrating again is a no-op
-    code = ("import sys; from side.store import Store; s = Store.open(sys.argv[1]); "
+    code = ("import sys; from service.store.store import Store; s = Store.open(sys.argv[1]); "
             "print(s.check(sys.argv[2]).status, s.ping())")
     out = subprocess.run([sys.executable, "-c", code, url, rec.id], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["queued", "0001"]
@@ -156,7 +157,7 @@ def test_results_survive_reopening_and_migrations_are_versioned(tmp_path):
 
 
 def test_bad_database_url_is_a_clear_error(tmp_path):
-    from side.store import StoreError
+    from service.store.store import StoreError
 
     with pytest.raises(StoreError, match="invalid database URL"):
         Store.open("nonsense://")

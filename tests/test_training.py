@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from side.crossencoder import Pair, PairEncoder, load_tokenizer
-from side.training import batch_loss, make_batches
-from side.trainset import LABEL_IDS, Example, units
+from side.training.finetune import batch_loss, make_batches
+from side.training.trainset import LABEL_IDS, Example, units
+from side.verify.crossencoder import Pair, PairEncoder, load_tokenizer
 
 
 def test_binary_not_supported_label_is_trained_as_refutes_or_nei():
@@ -55,7 +55,7 @@ def test_batches_keep_groups_together_and_cover_every_example():
 @pytest.mark.parametrize("autocast, expected", [("bf16", "FULL_RECIPE"), (None, "FP32_CPU_RECIPE")])
 def test_default_recipe_follows_native_bf16(monkeypatch, autocast, expected):
     """The shipped recipe where bf16 runs natively, the cut one on an fp32 CPU."""
-    from side import training
+    from side.training import finetune as training
 
     monkeypatch.setattr(training, "autocast_dtype", lambda device: autocast)
     assert training.default_recipe("cpu") == getattr(training, expected)
@@ -64,7 +64,7 @@ def test_default_recipe_follows_native_bf16(monkeypatch, autocast, expected):
 def test_library_defaults_are_the_shipped_recipe():
     from dataclasses import fields
 
-    from side.training import FULL_RECIPE, TrainSettings
+    from side.training.finetune import FULL_RECIPE, TrainSettings
 
     defaults = {f.name: f.default for f in fields(TrainSettings)}
     assert {k: defaults[k] for k in FULL_RECIPE} == FULL_RECIPE

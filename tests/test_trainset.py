@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from side.trainset import IN_DOMAIN, SHIPPABLE, _nli_file, _scifact, build_examples
+from side.training.trainset import IN_DOMAIN, SHIPPABLE, _nli_file, _scifact, build_examples
 
 #: Folders under train/ whose licence is non-commercial or unknown (train/README.md).
 EVALUATION_ONLY = ("anli", "averitec", "wikiqa", "trecqa", "qags", "healthver", "covidfact", "wanli",

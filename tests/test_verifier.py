@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from side.verifier import MAX_SENTENCES, Query, Verdict, Verifier
+from side.verify.verifier import MAX_SENTENCES, Query, Verdict, Verifier
 
 EIFFEL = Query(
     claim="The Eiffel Tower is 330 metres tall.",

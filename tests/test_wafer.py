@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from side.claims import Claim
 from side.errors import InputError
-from side.wafer import clean_section, parse_record, read_wafer, split_input
+from side.extract.claims import Claim
+from side.extract.wafer import clean_section, parse_record, read_wafer, split_input
 
 SAMPLE = Path(__file__).parent / "fixtures" / "wafer_sample.jsonl"
 
@@ -32,21 +32,21 @@ def test_one_claim_per_record(records, claims) -> None:
 
 
 def test_title_and_section_come_from_meta(records, claims) -> None:
-    for record, claim in zip(records, claims):
+    for record, claim in zip(records, claims, strict=False):
         assert claim.article_title == record["meta"]["wikipedia_title"]
         raw = record["meta"]["wikipedia_section"].removeprefix("Section::::").rstrip(".")
         assert claim.section == ((raw,) if raw else ())
 
 
 def test_left_context_is_the_input_before_the_marker(records, claims) -> None:
-    for record, claim in zip(records, claims):
+    for record, claim in zip(records, claims, strict=False):
         before = record["input"].split("[SEP]")[2].split("[CIT]")[0]
         assert claim.left_context == " ".join(before.split())
         assert "[CIT]" not in claim.left_context and "[SEP]" not in claim.left_context
 
 
 def test_claim_text_is_the_sentence_before_the_marker(records, claims) -> None:
-    for record, claim in zip(records, claims):
+    for record, claim in zip(records, claims, strict=False):
         assert claim.text
         assert claim.left_context.endswith(claim.text)
         sentences = record["meta"].get("sentences")
@@ -55,7 +55,7 @@ def test_claim_text_is_the_sentence_before_the_marker(records, claims) -> None:
 
 
 def test_citation_url_and_title(records, claims) -> None:
-    for record, claim in zip(records, claims):
+    for record, claim in zip(records, claims, strict=False):
         answers = [o["answer"] for o in record["output"] if o["answer"] != "{Failed verification}"]
         first_provenance = record["output"][0]["provenance"][0]
         expected_url = answers[0] if answers else first_provenance["url"]

@@ -6,20 +6,21 @@ import re
 from collections import Counter
 
 import pytest
-from conftest import need_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from side.claims import Citation, Claim
 from side.errors import InputError
-from side.wikitext import (
+from side.extract.claims import Citation, Claim
+from side.extract.wikitext import (
     added_citations,
     citation_id,
-    count_ref_uses,
     extract_citations,
     extract_claims,
     last_sentence,
 )
+
+from conftest import need_data
+from refcount import count_ref_uses
 
 CITE = "{{cite web|url=http://a.example/x|title=A Title|website=Example|date=2020-01-02}}"
 

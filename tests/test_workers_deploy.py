@@ -41,7 +41,7 @@ def test_service_template_is_a_python311_kubernetes_webservice():
 def test_toolforge_app_exposes_the_web_service_wsgi_app():
     tree = ast.parse((DEPLOY / "toolforge" / "app.py").read_text())
     imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gadget.backend.wsgi", ["app"])]
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gadget.server.wsgi", ["app"])]
     assert (REPO_ROOT / "gadget" / "backend" / "wsgi.py").is_file()
 
 

@@ -1,4 +1,4 @@
-"""checkqueue.queue and checkqueue.health against a real Redis (own server, flushed per test)."""
+"""service.queue and service.health against a real Redis (own server, flushed per test)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ import zlib
 
 import pytest
 import redis
-from httpserver import LocalServer, Response
 from rq.job import Job
 from rq.job_lifecycle import record_job_failure
 
-from checkqueue.health import queue_health
-from checkqueue.queue import (
+from service.health import queue_health
+from service.queue import (
     JOB_FUNC,
     QueueUnavailableError,
     get_queue,
@@ -24,11 +23,13 @@ from checkqueue.queue import (
     retry_policy,
     submit,
 )
+from service.store.store import CheckRequest, Store
 from side.config import FetchConfig, ServiceConfig
 from side.errors import SourceFetchError
-from side.sources import fetch_source
-from side.store import NewCheck, Store
+from side.sources.fetch import fetch_source
 from workers.jobs import is_transient, retrying
+
+from httpserver import LocalServer, Response
 
 
 def claim(text: str, url: str = "https://example.org/a") -> dict:
@@ -53,8 +54,8 @@ def queue(config):
     return get_queue(redis_connection(config.redis_url), config)
 
 
-def new_check(revision: int = 1, text: str = "Foo was founded in 1990.") -> NewCheck:
-    return NewCheck(wiki="enwiki", title="Foo", revision=revision, claims=[claim(text)], origin="bot")
+def new_check(revision: int = 1, text: str = "Foo was founded in 1990.") -> CheckRequest:
+    return CheckRequest(wiki="enwiki", title="Foo", revision=revision, claims=[claim(text)], origin="bot")
 
 
 def test_submitting_twice_makes_one_row_and_one_job(store, queue, config):

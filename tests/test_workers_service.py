@@ -13,13 +13,14 @@ import threading
 import time
 
 import pytest
-from harness.stack import pid_alive
-from httpserver import LocalServer, Response
 from rq.job import Job, JobStatus
 
-from checkqueue.health import queue_health
-from checkqueue.queue import redis_connection
-from side.store import NewCheck
+from service.health import queue_health
+from service.queue import redis_connection
+from service.store.store import CheckRequest
+
+from harness.stack import pid_alive
+from httpserver import LocalServer, Response
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +67,7 @@ def wait_until(condition, timeout: float = 60.0, what: str = "condition") -> Non
 
 
 def test_a_worker_checks_a_revision_end_to_end(stack, sources):
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=101, origin="bot", claims=[
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=101, origin="bot", claims=[
         claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1"),
         claim("Alsea was founded in 1990.", sources.url("/weather"), "c2")])
     record, enqueued = stack.submit(new)
@@ -99,7 +100,7 @@ def test_a_flaky_source_is_fetched_again_with_backoff(stack, sources):
         sources.add("/flaky", Response(body=ALSEA))
 
     threading.Thread(target=recover, daemon=True).start()
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=102,
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=102,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/flaky"), "c1")])
     record, _ = stack.submit(new)
     done = stack.wait_for(record.id)
@@ -113,9 +114,9 @@ def test_a_flaky_source_is_fetched_again_with_backoff(stack, sources):
 def test_a_job_over_its_timeout_fails_with_the_reason(stack, sources):
     sources.add("/slow-timeout", Response(body=ALSEA, delay_s=8))
     config = dataclasses.replace(stack.config, job_timeout_s=2)
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=103,
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=103,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/slow-timeout"), "c1")])
-    from checkqueue.queue import submit
+    from service.queue import submit
 
     record, _ = submit(stack.store(), stack.queue(), new, config)
     failed = stack.wait_for(record.id, timeout=60)
@@ -131,7 +132,7 @@ def test_a_job_over_its_timeout_fails_with_the_reason(stack, sources):
 
 def test_a_killed_worker_s_job_is_retried_by_another_worker(stack, sources):
     sources.add("/slow-kill", Response(body=ALSEA, delay_s=5))
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=104,
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=104,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/slow-kill"), "c1")])
     record, _ = stack.submit(new)
     stack.wait_for(record.id, timeout=60, statuses=("running",))
@@ -153,9 +154,9 @@ def test_a_killed_worker_s_job_is_retried_by_another_worker(stack, sources):
 def test_a_killed_worker_s_job_without_retries_is_failed_with_the_reason(stack, sources):
     sources.add("/slow-abandoned", Response(body=ALSEA, delay_s=5))
     config = dataclasses.replace(stack.config, retries=0)
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=105,
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=105,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/slow-abandoned"), "c1")])
-    from checkqueue.queue import submit
+    from service.queue import submit
 
     record, _ = submit(stack.store(), stack.queue(), new, config)
     stack.wait_for(record.id, timeout=60, statuses=("running",))
@@ -175,7 +176,7 @@ def test_a_killed_worker_s_job_without_retries_is_failed_with_the_reason(stack, 
 
 
 def test_a_check_whose_job_redis_lost_is_queued_again(stack, sources):
-    new = NewCheck(wiki="enwiki", title="Alsea (company)", revision=106,
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=106,
                    claims=[claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1")])
     record, created = stack.store().add_check(new)  # the row exists, its job never reached Redis
     assert created and stack.queue().fetch_job(record.id) is None
@@ -195,7 +196,7 @@ def idle_stack(service_stack, sources):
 
 
 def test_queued_jobs_survive_a_redis_crash_and_run_afterwards(idle_stack, sources):
-    records = [idle_stack.submit(NewCheck(wiki="enwiki", title="Alsea (company)", revision=200 + n, claims=[
+    records = [idle_stack.submit(CheckRequest(wiki="enwiki", title="Alsea (company)", revision=200 + n, claims=[
         claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), f"c{n}")]))[0] for n in range(2)]
     idle_stack.redis.restart(kill=True)  # kill -9: only the AOF survives
     assert sorted(idle_stack.queue().job_ids) == sorted(r.id for r in records)
@@ -210,7 +211,7 @@ def test_queued_jobs_survive_a_redis_crash_and_run_afterwards(idle_stack, source
 def test_a_worker_keeps_its_model_across_a_redis_restart(idle_stack, sources):
     worker = idle_stack.workers[0]
     idle_stack.redis.restart()
-    record, enqueued = idle_stack.submit(NewCheck(wiki="enwiki", title="Alsea (company)", revision=300, claims=[
+    record, enqueued = idle_stack.submit(CheckRequest(wiki="enwiki", title="Alsea (company)", revision=300, claims=[
         claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1")]))
     assert enqueued
     done = idle_stack.wait_for(record.id, timeout=120)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 import redis
+
 from harness.redis import free_port, require_redis_server
 from harness.stack import TEST_ENV, pid_alive, web_available
 
@@ -63,7 +64,7 @@ def test_side_stack_starts_redis_and_a_worker_and_stops_them(tmp_path):
             process.wait()
 
 
-@pytest.mark.skipif(not web_available(), reason="the web service (gadget.backend.serve) is not written yet")
+@pytest.mark.skipif(not web_available(), reason="the web service (gadget.server.serve) is not written yet")
 def test_side_stack_serves_the_api(tmp_path):
     import requests
 

@@ -5,7 +5,7 @@ Registered as a pytest plugin in tests/conftest.py: ``web_config``, ``app``, ``c
 
 The app runs on a real SQLite store and a real Redis (the module's own ``redis-server``), so
 what the tests see is what production does. A worker's outcome is written with the real
-``side.check`` dataclasses and ``Store.finish`` (what ``workers.jobs`` does after scoring),
+``side.pipeline`` dataclasses and ``Store.finish`` (what ``workers.jobs`` does after scoring),
 without loading the model: those tests are about the web layer, and the browser test runs the
 real worker end to end.
 """
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from side.check import CitationCheck, Suggestion, cite_web
-from side.claims import Claim
+from service.store.store import Store
 from side.config import Config
-from side.store import Store
-from side.verifier import Evidence, Verdict
+from side.extract.claims import Claim
+from side.pipeline import Result, Suggestion, cite_web
+from side.verify.verifier import Evidence, Verdict
 
 WIKI_URL = "http://wiki.test:8080"
 
@@ -45,7 +45,7 @@ def make_config(tmp_path: Path, redis_url: str, **service: Any) -> Config:
 @contextmanager
 def running_app(config: Config) -> Iterator[Flask]:
     """The app on ``config``; its store is closed afterwards so the SQLite file is released."""
-    from gadget.backend import create_app
+    from gadget.server import create_app
 
     app = create_app(config)
     try:
@@ -77,7 +77,7 @@ def store(app) -> Store:
 
 def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "REFUTES",
             suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One ``CitationCheck.to_dict()`` as a worker stores it; ``suggestion`` is (url, title, sentence)."""
+    """One ``Result.to_dict()`` as a worker stores it; ``suggestion`` is (url, title, sentence)."""
     sentences = tuple(Evidence(text=t, sentence_index=n * 3, score=round(0.9 - n * 0.2, 2))
                       for n, t in enumerate(evidence))
     suggestions = []
@@ -86,7 +86,7 @@ def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "RE
         suggestions.append(Suggestion(url=url, title=title, score=0.91,
                                       evidence=Evidence(text=sentence, sentence_index=4, score=0.93),
                                       cite=cite_web(url, title)))
-    result = CitationCheck(claim=Claim.from_dict(claim), source_status="fetched",
+    result = Result(claim=Claim.from_dict(claim), source_status="fetched",
                            verdict=Verdict(label=label, score=score, evidence=sentences), rank=2 if flagged else 1,
                            flagged=flagged, reasons=["the cited source does not support the claim"] if flagged else [],
                            suggestions=suggestions)

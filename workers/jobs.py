@@ -1,4 +1,4 @@
-"""The job function: check every claim of one Check with the worker's loaded Checker.
+"""The job function: check every claim of one Check with the worker's loaded Pipeline.
 
 A job carries nothing but the check id; the claims are in the results store. The verifier and
 the evidence index are loaded once per worker process (:func:`set_context`, called by
@@ -28,10 +28,10 @@ from typing import Any, TypeVar
 from rq import get_current_job
 from rq.timeouts import JobTimeoutException
 
-from side.check import Checker
-from side.claims import Claim
+from service.store.store import Store
 from side.errors import SideError, SourceBlockedError, SourceFetchError, UnsupportedContentError
-from side.store import Store
+from side.extract.claims import Claim
+from side.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +63,14 @@ class WorkerContext:
     """What a worker loads once and every job uses."""
 
     store: Store
-    checker: Checker
+    checker: Pipeline
 
 
 _context: WorkerContext | None = None
 
 
 def set_context(context: WorkerContext | None) -> None:
-    """Install the loaded Checker and Store for the jobs of this process."""
+    """Install the loaded Pipeline and Store for the jobs of this process."""
     global _context
     _context = context
 
@@ -148,7 +148,7 @@ def run_check(check_id: str) -> dict[str, Any]:
     started = time.monotonic()
     try:
         claims = [claim_from_payload(c) for c in record.claims]
-        checks = context.checker.check_claims(claims)
+        checks = context.checker.verify_claims(claims)
         done = store.finish(check_id, [c.to_dict() for c in checks], time.monotonic() - started)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -32,7 +32,7 @@ import redis
 import requests
 from rq import Worker
 
-from checkqueue.health import aof_enabled
+from service.health import aof_enabled
 from side.config import REPO_ROOT, load_config
 from side.errors import SideError
 
@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S = 120.0
 #: Seconds between SIGTERM and SIGKILL when stopping a part.
 DEFAULT_STOP_GRACE_S = 10.0
-#: The web service's entry point (gadget/backend), started by module name.
-WEB_MODULE = "gadget.backend.serve"
+#: The web service's entry point (gadget/server), started by module name.
+WEB_MODULE = "gadget.server.serve"
 REDIS_SERVER = os.environ.get("SIDE_REDIS_SERVER", "redis-server")
 
 

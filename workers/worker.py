@@ -42,8 +42,8 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
-from checkqueue.health import failure_reason
-from checkqueue.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
+from service.health import failure_reason
+from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
@@ -241,10 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_checker(config: Config, args: argparse.Namespace):
-    """The Checker with the model and index loaded, warmed up by one tiny verification."""
-    from side.check import Checker
-    from side.sources import fetch_source
-    from side.verifier import Query
+    """The Pipeline with the model and index loaded, warmed up by one tiny verification."""
+    from side.pipeline import Pipeline
+    from side.sources.fetch import fetch_source
+    from side.verify.verifier import Query
     from workers.jobs import retrying
 
     try:
@@ -255,7 +255,7 @@ def load_checker(config: Config, args: argparse.Namespace):
         pass
     started = time.monotonic()
     fetch = retrying(lambda url: fetch_source(url, config.fetch, config.cache_dir))
-    checker = Checker.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
+    checker = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
     checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
     log.info("loaded the verifier on %s (%s)%s in %.1f s", checker.verifier.cross_encoder.device,
              checker.verifier.cross_encoder.precision,
@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.queue:
             config.service.queue = args.queue
         connection = redis_connection(config.service.redis_url)
-        from side.store import Store
+        from service.store.store import Store
 
         store = Store.open(config.database_url)
     except (SideError, QueueUnavailableError) as exc:

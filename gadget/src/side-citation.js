@@ -1,5 +1,5 @@
 /**
- * What one reference cites, as side.wikitext.citation_from_body reads it: the URL and title
+ * What one reference cites, as side.extract.wikitext.citation_from_body reads it: the URL and title
  * of the first {{cite ...}} template, else of the first link; plus the helpers the ref
  * scanner needs (attributes, masking verbatim blocks, stable keys).
  */
@@ -76,7 +76,7 @@ function hash( text ) {
 /* eslint-enable no-bitwise */
 
 /**
- * A ref body as side.wikitext.citation_id normalises it (comments and spacing ignored).
+ * A ref body as side.extract.wikitext.citation_id normalises it (comments and spacing ignored).
  *
  * @param {string} body
  * @return {string}
@@ -134,7 +134,7 @@ function trimUrl( url ) {
 }
 
 /**
- * What a ref body cites (side.wikitext.citation_from_body): a citation template, a short
+ * What a ref body cites (side.extract.wikitext.citation_from_body): a citation template, a short
  * citation, a bracketed link, a bare URL, another template naming a url or title, or text.
  *
  * @param {string} body

@@ -13,7 +13,7 @@
 var refs = require( './side-refs.js' );
 var insertion = require( './side-insert.js' );
 
-/* The service's input limits (gadget/backend/validation.py): a claim over them would make
+/* The service's input limits (gadget/server/validation.py): a claim over them would make
    it refuse the whole request. */
 var LIMITS = { text: 2000, context: 5000, title: 500, sections: 10, heading: 255 };
 /* eslint-disable no-control-regex -- these patterns exist to find control characters */

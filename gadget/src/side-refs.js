@@ -1,6 +1,6 @@
 /**
  * Find the citation uses in wikitext: each <ref>, the claim sentence before it, the words
- * before that, the section path and the source it names. Mirrors side.wikitext.extract_claims
+ * before that, the section path and the source it names. Mirrors side.extract.wikitext.extract_claims
  * for <ref> uses, in one left-to-right pass:
  *
  * - comments and nowiki/pre/math/... blocks are never read;

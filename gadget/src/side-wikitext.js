@@ -1,11 +1,11 @@
 /**
- * Plain text from wikitext, read the way side/wikitext.py reads prose.
+ * Plain text from wikitext, read the way side/extract/wikitext.py reads prose.
  *
  * The service extracts claims with mwparserfromhell; the gadget cannot ship a parser, so these
  * few regex passes reproduce what matters for a claim: templates dropped (a few inline ones
  * keep their text), links reduced to their label, refs, tags and bold/italic quotes removed,
  * whitespace collapsed, and the last sentence found with the same boundary rule and
- * abbreviation list. tests/test_gadget_js.py compares the result with side.wikitext on real
+ * abbreviation list. tests/test_gadget_js.py compares the result with side.extract.wikitext on real
  * articles.
  *
  * The code is ES5 on purpose: MediaWiki 1.39 validates gadget pages with an ES5 parser.
@@ -42,7 +42,7 @@ function contains( list, value ) {
 }
 
 /**
- * Collapse whitespace and drop markup leftovers (side.wikitext.clean_text).
+ * Collapse whitespace and drop markup leftovers (side.extract.wikitext.clean_text).
  *
  * @param {string} text
  * @return {string}

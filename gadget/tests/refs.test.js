@@ -43,7 +43,7 @@ describe( 'findRefs on a hand-written article', () => {
 		] );
 	} );
 
-	it( 'takes the claim sentence before each ref, as side.wikitext does', () => {
+	it( 'takes the claim sentence before each ref, as side.extract.wikitext does', () => {
 		expect( uses.map( ( use ) => use.text ) ).toEqual( [
 			'1997',
 			'Alsea is a Mexican restaurant operator.',
@@ -101,7 +101,7 @@ describe( 'findRefs on a hand-written article', () => {
 } );
 
 describeWithData( 'findRefs on real articles (shared/data/fixtures/wikitext)', () => {
-	it( 'reads Alsea (company) like side.wikitext.extract_claims', () => {
+	it( 'reads Alsea (company) like side.extract.wikitext.extract_claims', () => {
 		const uses = findRefs( readArticle( 'Alsea-(company).txt' ) );
 		expect( uses ).toHaveLength( 4 );
 		expect( uses[ 0 ] ).toMatchObject( {

@@ -22,7 +22,7 @@ better source from an evidence corpus.
 
 Typical first steps:
   side index build --demo        build the demo evidence index
-  side check ARTICLE.wikitext    score every citation of an article
+  side verify ARTICLE.wikitext   score every citation of an article
   side index demo-article --out var/demo/Starbucks.wikitext
                                  an article whose cited pages the demo index holds
   side source URL                show the text Side reads from a cited source
@@ -32,9 +32,9 @@ Typical first steps:
 
 
 def _command_modules():
-    from side.cli import check, evaluate, index, source, train
+    from side.cli import evaluate, index, source, train, verify
 
-    return [index, check, source, evaluate, train]
+    return [index, verify, source, evaluate, train]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open_retriever(config, corpus_path: Path, k: int = 3):
-    """Top-k abstracts by hybrid retrieval, fused as `side check` fuses (union by default; on SciFact
+    """Top-k abstracts by hybrid retrieval, fused as `side verify` fuses (union by default; on SciFact
     train R@3 0.892, rank fusion 0.878), over the index `side eval retrieval` caches.
 
     k = 3 as VeriSci. Measured on SciFact train with the open-setting confidence filter, k = 1, 2,
@@ -45,7 +45,7 @@ def _open_retriever(config, corpus_path: Path, k: int = 3):
 
 def run_eval_verify(args: argparse.Namespace, config) -> int:
     from side.evaluation.verify import evaluate_scifact, evaluate_wice
-    from side.verifier import Verifier
+    from side.verify.verifier import Verifier
 
     data = Path(config.data_dir)
     verifier = Verifier.load(args.model, device=config.verifier.device,

@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "demo-article", help="write a demo article of real WiCE claims citing pages of the demo index",
         description="Write wikitext made of one article's real WiCE dev claims, each cited with the "
         "page WiCE pairs it with, under the wice:<id> URL that `side index build --demo` gives that "
-        "page. Offline, `side check` cannot fetch a real article's sources; on this article it reads "
+        "page. Offline, `side verify` cannot fetch a real article's sources; on this article it reads "
         "them from the index, so the verdicts, evidence and suggestions show.")
     demo.add_argument("--title", default=None, help="WiCE article title (default: Starbucks, whose three "
                       "claims are supported, partially supported and not supported)")
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _documents(args: argparse.Namespace, config: Config) -> Iterator:
-    from side import corpus
+    from side.retrieval import corpus
 
     data = Path(config.data_dir)
     datasets = list(args.dataset) + (["wice"] if args.demo else [])
@@ -94,8 +94,8 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
 
 
 def run_build(args: argparse.Namespace, config: Config) -> int:
-    from side.corpus import build_corpus
-    from side.retrieval import build_index
+    from side.retrieval.corpus import build_corpus
+    from side.retrieval.retriever import build_index
 
     started = time.perf_counter()
     out = args.out or config.index_dir
@@ -114,7 +114,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
 
 def truncate_document(document, max_words: int):
     """The document cut after the sentence that reaches ``max_words`` words."""
-    from side.corpus import Document
+    from side.retrieval.corpus import Document
     from side.text import count_words
 
     kept, total = [], 0
@@ -140,7 +140,7 @@ def run_demo_article(args: argparse.Namespace, config: Config) -> int:
 
 
 def run_info(args: argparse.Namespace, config: Config) -> int:
-    from side.retrieval import read_index_meta
+    from side.retrieval.retriever import read_index_meta
 
     out = args.out or config.index_dir
     meta = read_index_meta(out)
@@ -151,7 +151,7 @@ def run_info(args: argparse.Namespace, config: Config) -> int:
 
 
 def run_search(args: argparse.Namespace, config: Config) -> int:
-    from side.retrieval import Retriever
+    from side.retrieval.retriever import Retriever
 
     settings = config.retrieval
     retriever = Retriever.load(args.index or config.index_dir, k_sparse=settings.k_sparse,

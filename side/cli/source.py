@@ -9,7 +9,7 @@ import json
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "source", help="fetch a cited URL and print its main text and sentences",
-        description="Fetch a URL the way `side check` does (SSRF guard, size and time limits, "
+        description="Fetch a URL the way `side verify` does (SSRF guard, size and time limits, "
         "disk cache), extract its main text (HTML with trafilatura, PDF with pypdf) and print it.",
     )
     p.add_argument("url", help="http(s) URL of the cited source")
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_source(args: argparse.Namespace, config) -> int:
-    from side.sources import fetch_source
+    from side.sources.fetch import fetch_source
 
     source = fetch_source(args.url, config.fetch, None if args.no_cache else config.cache_dir)
     if args.json:

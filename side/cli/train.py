@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from side.training import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
+from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,10 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_train_verifier(args: argparse.Namespace, config) -> int:
-    from side.calibration import choose_thresholds, fit_combiner
     from side.data import require_file
-    from side.training import TrainSettings, default_recipe, train_verifier
-    from side.verifier import COMBINER_FILE, Verifier
+    from side.training.calibration import choose_thresholds, fit_combiner
+    from side.training.finetune import TrainSettings, default_recipe, train_verifier
+    from side.verify.verifier import COMBINER_FILE, Verifier
 
     data_dir = Path(config.data_dir)
     require_file(data_dir / "wice" / "claim_dev.jsonl")

@@ -7,7 +7,7 @@ Zyte/Scrapinghub (181 pages, hand-written ``articleBody``), with the metric of t
 bag-of-n-gram overlap between the extracted and the true body (``n=1`` is a plain
 bag of words, ``n=4`` the benchmark's shingles).
 
-Compared: trafilatura as Side runs it (:func:`side.sources.source_from_html`), trafilatura's
+Compared: trafilatura as Side runs it (:func:`side.sources.fetch.source_from_html`), trafilatura's
 other modes (to justify the choice of mode), and a naive "all visible text" baseline that
 shows what extraction buys.
 """
@@ -151,15 +151,15 @@ def load_pages(root: Path, limit: int | None = None) -> list[Page]:
 
 
 def side_extractor(html: bytes, url: str) -> str:
-    """Side's own path: what :func:`side.sources.source_from_html` keeps."""
-    from side.sources import source_from_html
+    """Side's own path: what :func:`side.sources.fetch.source_from_html` keeps."""
+    from side.sources.fetch import source_from_html
 
     return source_from_html(html, url).text
 
 
 def trafilatura_extractor(mode: str) -> Extractor:
     def extract(html: bytes, url: str) -> str:
-        from side.sources import extract_html
+        from side.sources.fetch import extract_html
 
         return extract_html(html, url, mode=mode)[0]
 
@@ -177,7 +177,7 @@ def naive_extractor(html: bytes, url: str) -> str:
 
 
 def default_extractors() -> dict[str, Extractor]:
-    from side.sources import HTML_EXTRACTION_MODE
+    from side.sources.fetch import HTML_EXTRACTION_MODE
 
     extractors: dict[str, Extractor] = {f"side (trafilatura {HTML_EXTRACTION_MODE})": side_extractor}
     for mode in ("recall", "balanced", "precision"):  # text only, no sentence splitting

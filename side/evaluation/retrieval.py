@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from side.claims import CIT, SEP
-from side.corpus import (
+from side.data import load_scifact_claims, load_wice, read_jsonl
+from side.extract.claims import CIT, SEP
+from side.retrieval.corpus import (
     WICE_META_PREFIX,
     Document,
     build_corpus,
@@ -36,8 +37,7 @@ from side.corpus import (
     documents_from_wice,
     wice_page_id,
 )
-from side.data import load_scifact_claims, load_wice, read_jsonl
-from side.retrieval import DenseIndex, Retriever, SparseIndex, build_index, embed_cached, fuse, single
+from side.retrieval.retriever import DenseIndex, Retriever, SparseIndex, build_index, embed_cached, fuse, single
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def score_rankings(rankings: Sequence[Sequence[Any]], golds: Sequence[set[Any]],
     out = {}
     for name, k in wanted:
         label = "P@1" if (name, k) == ("SR", 1) else f"{name}@{k}"
-        values = [METRICS[name](r, g, k) for r, g in zip(rankings, golds)]
+        values = [METRICS[name](r, g, k) for r, g in zip(rankings, golds, strict=False)]
         out[label] = round(float(np.mean(values)), 4) if values else 0.0
     return out
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from side.crossencoder import REFUTES, SUPPORTS
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice
-from side.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
+from side.verify.crossencoder import REFUTES, SUPPORTS
+from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
 
 META_PREFIX = "(meta data) "
 #: Recall of not_supported at which Side reports precision.
@@ -101,7 +101,7 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
     bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in prepared])
     cosine = np.array([p.selection.max_cosine if p.selection else 0.0 for p in prepared])
     recall5, ndcg5 = [], []
-    for claim, item in zip(claims, prepared):
+    for claim, item in zip(claims, prepared, strict=False):
         gold = claim.gold_sentences
         if gold:
             ranked = verifier_order(item)
@@ -221,7 +221,7 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
         doc_ids = [d for d in doc_ids if d in corpus]
         items = verifier.run([(Query(text), list(corpus[d].sentences)) for d in doc_ids])
-        predictions = {d: abstract_prediction(item, rationale_threshold) for d, item in zip(doc_ids, items)}
+        predictions = {d: abstract_prediction(item, rationale_threshold) for d, item in zip(doc_ids, items, strict=False)}
         if retrieve:
             predictions = keep_most_confident(predictions)
         for doc_id, prediction in predictions.items():

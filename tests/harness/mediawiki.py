@@ -1,4 +1,4 @@
-"""A real MediaWiki on 127.0.0.1 for the bot, ``side check --wiki`` and gadget tests.
+"""A real MediaWiki on 127.0.0.1 for the bot, ``side verify --wiki`` and gadget tests.
 
 Debian's ``mediawiki`` package is served read-only from ``/usr/share/mediawiki`` by PHP's
 built-in server with SQLite; only ``LocalSettings.php`` and the database live in a temporary

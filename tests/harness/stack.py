@@ -2,7 +2,7 @@
 
 ``service_stack`` is a factory (module scope: the workers load the real model, ~10 s each, so
 a test module shares one stack). It starts its own ``redis-server`` (AOF on, free port), one
-``side-worker`` subprocess and the web service subprocess (``python -m gadget.backend.serve``)
+``side-worker`` subprocess and the web service subprocess (``python -m gadget.server.serve``)
 on free ports, with a SQLite results store in a temporary folder; everything is stopped, by
 process group, at the end of the module::
 
@@ -34,10 +34,11 @@ from typing import Any
 
 import pytest
 
-from harness.redis import RedisServer, free_port, require_redis_server
+from service.store.store import Check, CheckRequest, Store
 from side.config import ServiceConfig
-from side.store import CheckRecord, NewCheck, Store
 from workers.stack import WEB_MODULE, Part, Stack
+
+from harness.redis import RedisServer, free_port, require_redis_server
 
 #: Worker options for tests: quick heartbeats and maintenance, so a killed worker's job (or
 #: one Redis lost) is recovered within seconds instead of minutes.
@@ -98,18 +99,18 @@ class ServiceStack:
         return self._store
 
     def queue(self):
-        from checkqueue.queue import get_queue, redis_connection
+        from service.queue import get_queue, redis_connection
 
         return get_queue(redis_connection(self.redis_url), self.config)
 
-    def submit(self, new: NewCheck) -> tuple[CheckRecord, bool]:
+    def submit(self, new: CheckRequest) -> tuple[Check, bool]:
         """Submit a check as the bot and the API do (store row + job)."""
-        from checkqueue.queue import submit
+        from service.queue import submit
 
         return submit(self.store(), self.queue(), new, self.config)
 
     def wait_for(self, check_id: str, timeout: float = 120.0, statuses: tuple[str, ...] = ("done", "failed"),
-                 ) -> CheckRecord:
+                 ) -> Check:
         """Poll the store until the check reaches one of ``statuses``; fail with the worker log."""
         deadline = time.monotonic() + timeout
         record = None

@@ -1,0 +1,174 @@
+"""The OpenAPI 3 document of the API, served at ``/api/v1/openapi.json``.
+
+Written as data next to the code rather than generated from decorators: the API is small, and
+the limits come from :mod:`gadget.server.validation` and the running config, so the document
+states exactly what the server enforces. tests/test_api_schema.py runs schemathesis against
+it, which is what keeps the two honest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from gadget.server import validation as v
+from gadget.server.errors import HTTP_CODES
+from gadget.server.present import VERDICTS
+from gadget.server.services import services
+from service.store.store import DISMISS_REASONS, REVIEW_STATUSES, STATUSES
+
+bp = Blueprint("openapi", __name__)
+
+# JSON Schema patterns are ECMA-262 regexes (schemathesis compiles them with Rust's regex
+# engine), which cannot name lone surrogates: the document leaves those out, the code refuses
+# them too (a JSON string can still escape one, and no database stores it).
+#: No control characters (tab, newline and carriage return aside).
+MULTILINE = f"^[^{v.CONTROL_ASCII}]*$"
+#: As :data:`MULTILINE`, and without line breaks.
+SINGLE_LINE = f"^[^{v.CONTROL_ASCII}\\n\\r]*$"
+#: At least one visible character.
+NOT_BLANK = f"^[^{v.CONTROL_ASCII}]*[^{v.WHITESPACE}{v.CONTROL_ASCII}][^{v.CONTROL_ASCII}]*$"
+TITLE = (f"^[^{v.TITLE_ILLEGAL_ASCII}]*[^{v.WHITESPACE}_{v.TITLE_ILLEGAL_ASCII}]"
+         f"[^{v.TITLE_ILLEGAL_ASCII}]*$")
+
+
+def string(max_length: int, pattern: str = SINGLE_LINE, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_length, "pattern": pattern, **extra}
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def error_response(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": ref("Error")}}}
+
+
+def json_response(description: str, schema: str, **extra: Any) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": ref(schema)}}, **extra}
+
+
+def errors(*statuses: int) -> dict[str, Any]:
+    return {str(s): error_response(HTTP_CODES[s].replace("_", " ")) for s in statuses}
+
+
+def input_schemas(max_wikitext: int) -> dict[str, Any]:
+    revision = {"type": "integer", "minimum": 0, "maximum": v.MAX_REVISION, "nullable": True}
+    common = {"wiki": {"type": "string", "pattern": v.WIKI_PATTERN},
+              "title": string(v.MAX_TITLE, TITLE), "revision": revision, "parent_revision": revision}
+    url = string(v.MAX_URL, v.URL_PATTERN)
+    feedback = {"result_id": {"type": "integer", "minimum": 1, "maximum": v.MAX_REVISION},
+                "suggestion_url": url, "user": string(v.MAX_USER),
+                "comment": string(v.MAX_COMMENT, MULTILINE)}
+    return {
+        "ClaimInput": {"type": "object", "additionalProperties": False, "required": ["text"], "properties": {
+            "key": string(v.MAX_KEY), "text": string(v.MAX_TEXT, NOT_BLANK),
+            "left_context": string(v.MAX_CONTEXT, MULTILINE),
+            "section": {"type": "array", "maxItems": v.MAX_SECTIONS, "items": string(v.MAX_SECTION, MULTILINE)},
+            "url": url, "citation_title": string(v.MAX_CITATION_TITLE)}},
+        "ClaimsCheck": {"type": "object", "additionalProperties": False, "required": ["wiki", "title", "claims"],
+                        "properties": {**common, "claims": {"type": "array", "minItems": 1,
+                                                            "maxItems": v.MAX_CLAIMS, "items": ref("ClaimInput")}}},
+        "WikitextCheck": {"type": "object", "additionalProperties": False,
+                          "required": ["wiki", "title", "wikitext"],
+                          "properties": {**common, "wikitext": string(max_wikitext, NOT_BLANK)}},
+        "AcceptFeedback": {"type": "object", "additionalProperties": False, "required": ["result_id", "action"],
+                           "properties": {**feedback, "action": {"type": "string", "enum": ["accept"]},
+                                          "reason": string(64)}},
+        "DismissFeedback": {"type": "object", "additionalProperties": False,
+                            "required": ["result_id", "action", "reason"],
+                            "properties": {**feedback, "action": {"type": "string", "enum": ["dismiss"]},
+                                           "reason": {"type": "string", "enum": list(DISMISS_REASONS)}}},
+    }
+
+
+def output_schemas() -> dict[str, Any]:
+    nullable_number = {"type": "number", "nullable": True}
+    result = {"type": "object", "required": ["id", "client_key", "claim", "verdict", "flagged", "review_status"],
+              "properties": {
+                  "id": {"type": "integer"}, "position": {"type": "integer"}, "client_key": {"type": "string"},
+                  "claim": {"type": "string"}, "url": {"type": "string"}, "label": {"type": "string", "nullable": True},
+                  "score": nullable_number, "verdict": {"type": "string", "enum": list(VERDICTS)},
+                  "flagged": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}},
+                  "evidence": {"type": "array", "items": {"type": "object"}},
+                  "suggestions": {"type": "array", "items": {"type": "object"}},
+                  "review_status": {"type": "string", "enum": list(REVIEW_STATUSES)},
+                  "dashboard_url": {"type": "string"}}}
+    check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
+             "properties": {
+                 "id": {"type": "string", "pattern": v.CHECK_ID_PATTERN},
+                 "status": {"type": "string", "enum": list(STATUSES)}, "wiki": {"type": "string"},
+                 "title": {"type": "string"}, "revision": {"type": "integer", "nullable": True},
+                 "error": {"type": "string"}, "created_at": {"type": "string"},
+                 "finished_at": {"type": "string", "nullable": True}, "dashboard_url": {"type": "string"},
+                 "page_url": {"type": "string"}, "results": {"type": "array", "items": ref("Result")}}}
+    error = {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "message"],
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}
+    return {
+        "Result": result, "Check": check, "Error": error,
+        "CheckEnvelope": {"type": "object", "required": ["check"], "properties": {"check": ref("Check")}},
+        "FeedbackEnvelope": {"type": "object", "required": ["feedback", "result"],
+                             "properties": {"feedback": {"type": "object"}, "result": ref("Result")}},
+        "Health": {"type": "object", "required": ["status", "components"], "properties": {
+            "status": {"type": "string", "enum": ["ok", "degraded", "down"]},
+            "components": {"type": "object"}}},
+    }
+
+
+def paths() -> dict[str, Any]:
+    check_id = {"name": "check_id", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+    page = [{"name": "wiki", "in": "path", "required": True, "schema": {"type": "string", "pattern": v.WIKI_PATTERN}},
+            {"name": "title", "in": "path", "required": True, "schema": string(v.MAX_TITLE, TITLE)}]
+    location = {"Location": {"description": "where to poll the check", "schema": {"type": "string"}}}
+    return {
+        "/api/v1/checks": {"post": {
+            "operationId": "createCheck", "summary": "Check claims against their citations",
+            "description": "200 with the stored verdicts when this exact work is done (or failed), else 202 "
+                           "and poll the Location. 422 when a wikitext snippet holds no citation or too many.",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "oneOf": [ref("ClaimsCheck"), ref("WikitextCheck")]}}}},
+            "responses": {"200": json_response("known work, answered from the store", "CheckEnvelope"),
+                          "202": json_response("queued", "CheckEnvelope", headers=location),
+                          **errors(400, 403, 413, 415, 422, 429, 503)}}},
+        "/api/v1/checks/{check_id}": {"get": {
+            "operationId": "getCheck", "summary": "A check with its results (when done)", "parameters": [check_id],
+            "responses": {"200": json_response("the check", "CheckEnvelope"), **errors(404)}}},
+        "/api/v1/pages/{wiki}/{title}": {"get": {
+            "operationId": "getPage", "summary": "Results of the latest checked revision of a page",
+            "parameters": page,
+            "responses": {"200": json_response("the latest finished check", "CheckEnvelope"), **errors(400, 404)}}},
+        "/api/v1/feedback": {"post": {
+            "operationId": "postFeedback", "summary": "Accept or dismiss (with a reason) a flagged citation",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "oneOf": [ref("AcceptFeedback"), ref("DismissFeedback")]}}}},
+            "responses": {"201": json_response("recorded", "FeedbackEnvelope"),
+                          **errors(400, 403, 404, 413, 415, 429)}}},
+        "/healthz": {"get": {
+            "operationId": "health", "summary": "Redis, database, workers and model",
+            "responses": {"200": json_response("serving (status ok or degraded)", "Health"),
+                          "503": json_response("Redis or the database is down", "Health")}}},
+        "/metrics": {"get": {
+            "operationId": "metrics", "summary": "Prometheus metrics",
+            "responses": {"200": {"description": "text exposition format",
+                                  "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
+    }
+
+
+def document(public_url: str, max_wikitext: int) -> dict[str, Any]:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Side API", "version": "1.0.0",
+                 "description": "Citation verification for Wikipedia: submit claims with their citations, "
+                                "read verdicts and suggested sources, send patrol feedback."},
+        "servers": [{"url": public_url.rstrip("/")}],
+        "paths": paths(),
+        "components": {"schemas": {**input_schemas(max_wikitext), **output_schemas()}},
+    }
+
+
+@bp.get("/api/v1/openapi.json")
+def openapi_json() -> Response:
+    svc = services()
+    return jsonify(document(svc.config.service.public_url, v.max_wikitext(svc.config.service.max_body_bytes)))

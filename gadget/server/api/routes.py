@@ -1,0 +1,134 @@
+"""The REST API the gadget (and anyone else) calls: ``/api/v1``, contract in docs/service.md.
+
+A request is validated completely (:mod:`gadget.server.validation`) before anything is
+written; then the claims become ``Claim.to_dict()`` payloads and go through
+``service.queue.submit``, the one place that stores a Check and queues its job. Known work is
+answered from the store at once (200), new work with 202 and the check's URL to poll.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request, url_for
+
+from gadget.server.errors import ApiError, NotFoundError
+from gadget.server.services import request_origin, services
+from gadget.server.validation import (
+    MAX_CLAIMS,
+    CheckInput,
+    ClaimInput,
+    check_input,
+    feedback_input,
+    is_check_id,
+    page_title,
+    read_json,
+    wiki_id,
+)
+from service.queue import submit
+from service.store.store import CheckRequest
+from side.extract.claims import Citation, Claim
+from side.extract.wikitext import extract_claims
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+
+#: Check statuses that will not change without a new submission: answered with 200.
+SETTLED = frozenset({"done", "failed"})
+
+
+def claim_payload(given: ClaimInput, title: str) -> dict[str, Any]:
+    """A client's claim as ``Claim.to_dict()``, with its own key kept as ``client_key``."""
+    url = given.url or None
+    body = url or given.citation_title or given.text
+    citation = Citation(id=hashlib.sha1(body.encode("utf-8")).hexdigest()[:16],
+                        kind="bare_url" if url and not given.citation_title else "template",
+                        url=url, title=given.citation_title or None)
+    claim = Claim(article_title=title, section=given.section, text=given.text,
+                  left_context=given.left_context or given.text, citation=citation)
+    return {**claim.to_dict(), "client_key": given.key}
+
+
+def wikitext_payloads(wikitext: str, title: str, context_words: int) -> list[dict[str, Any]]:
+    """Claims of a wikitext snippet, each keyed by its own stable claim key."""
+    claims = extract_claims(wikitext, title, context_words)
+    if not claims:
+        raise ApiError("wikitext: no citation found (nothing to check)", code="no_citations", status=422)
+    if len(claims) > MAX_CLAIMS:
+        raise ApiError(f"wikitext: {len(claims)} citations; at most {MAX_CLAIMS} per check",
+                       code="too_many_citations", status=422)
+    return [{**c.to_dict(), "client_key": c.key} for c in claims]
+
+
+def new_check(given: CheckInput) -> CheckRequest:
+    svc = services()
+    if given.wikitext is not None:
+        claims = wikitext_payloads(given.wikitext, given.title, svc.config.context_words)
+    else:
+        claims = [claim_payload(c, given.title) for c in given.claims]
+    # A browser page on an allowed wiki is the gadget; everything else (bots, scripts) is "api".
+    origin = "gadget" if request_origin() in svc.cors_origins else "api"
+    return CheckRequest(wiki=given.wiki, title=given.title, claims=claims, revision=given.revision,
+                    parent_revision=given.parent_revision, origin=origin)
+
+
+def check_response(check_id: str, status: int | None = None) -> Response:
+    svc = services()
+    record = svc.store.check(check_id)
+    if record is None:
+        raise NotFoundError(f"no check {check_id}")
+    results = svc.store.results(record.id) if record.status == "done" else []
+    response = jsonify({"check": svc.presenter.check(record, results)})
+    response.status_code = status or 200
+    return response
+
+
+@bp.post("/checks")
+def create_check() -> Response:
+    """Submit claims (or a wikitext snippet); 200 with the verdicts if known, else 202."""
+    svc = services()
+    given = check_input(read_json(request), svc.config.service.max_body_bytes)
+    record, enqueued = submit(svc.store, svc.queue, new_check(given), svc.config.service)
+    log.info("check %s (%s:%s) status=%s enqueued=%s", record.id, record.wiki, record.title,
+             record.status, enqueued)
+    if record.status in SETTLED:
+        return check_response(record.id, 200)
+    response = check_response(record.id, 202)
+    response.headers["Location"] = url_for("api.get_check", check_id=record.id)
+    return response
+
+
+@bp.get("/checks/<check_id>")
+def get_check(check_id: str) -> Response:
+    if not is_check_id(check_id):
+        raise NotFoundError(f"no check {check_id[:80]}")
+    return check_response(check_id)
+
+
+@bp.get("/pages/<wiki>/<path:title>")
+def get_page(wiki: str, title: str) -> Response:
+    """All results of the latest checked revision of a page; 404 when it was never checked."""
+    svc = services()
+    wiki, title = wiki_id(wiki), page_title(title)
+    record, results = svc.store.page_results(wiki, title)
+    if record is None:
+        raise NotFoundError(f"no finished check of {wiki}:{title}")
+    return jsonify({"check": svc.presenter.check(record, results)})
+
+
+@bp.post("/feedback")
+def post_feedback() -> tuple[Response, int]:
+    """Accept or dismiss (with a reason) a flagged citation's suggestion."""
+    svc = services()
+    given = feedback_input(read_json(request))
+    if svc.store.result(given.result_id) is None:
+        raise NotFoundError(f"no result {given.result_id}")
+    record = svc.store.add_feedback(given.result_id, given.action, reason=given.reason, user=given.user,
+                                    suggestion_url=given.suggestion_url, comment=given.comment)
+    result = svc.store.result(given.result_id)
+    if result is None:  # deleted in between (the store cascades from its check)
+        raise NotFoundError(f"no result {given.result_id}")
+    return jsonify({"feedback": record.to_dict(), "result": svc.presenter.result(result)}), 201

@@ -1,0 +1,110 @@
+"""The web service's app factory: API for the gadget, patrol dashboard, health and metrics.
+
+``create_app()`` reads the configuration (TOML + ``SIDE_*`` environment, :mod:`side.config`)
+unless given one, opens the store and the Redis queue unless given them (tests pass their
+own), and wires the cross-cutting parts in the order requests meet them: metrics first (so
+every response is counted), then the origin guard (a disallowed browser origin is refused
+before it can cost a rate-limit slot or touch the store), then the rate limiter, then the
+blueprints.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import redis as redis_lib
+from flask import Flask, redirect, request, url_for
+from flask_cors import CORS
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from gadget.server import api, dashboard, errors, health, metrics
+from gadget.server.errors import ForbiddenOriginError
+from gadget.server.links import WikiLinks
+from gadget.server.present import Presenter, load_flag_threshold
+from gadget.server.services import EXTENSION, Services, request_origin, services
+from service.queue import get_queue, redis_connection
+from service.store.store import Store
+from side.config import Config, load_config
+
+log = logging.getLogger(__name__)
+
+#: Methods that change state: only these are refused for a disallowed Origin (reads are
+#: harmless, and browsers keep cross-origin answers from pages that lack CORS headers).
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: Seconds a browser may cache a preflight answer.
+PREFLIGHT_MAX_AGE_S = 600
+
+
+def build_services(config: Config, store: Store | None, connection: redis_lib.Redis | None) -> Services:
+    store = store or Store.open(config.database_url)
+    # Not pinged: the app must start (and /healthz say so) while Redis is down.
+    connection = connection or redis_connection(config.service.redis_url, check=False)
+    presenter = Presenter(config.service.public_url, load_flag_threshold(config))
+    return Services(config=config, store=store, redis=connection, queue=get_queue(connection, config.service),
+                    presenter=presenter, links=WikiLinks(config.service.wiki_urls),
+                    cors_origins=frozenset(o.rstrip("/") for o in config.service.cors_origins))
+
+
+def guard_origin() -> None:
+    """Refuse state-changing API calls and preflights from browser origins not on the list.
+
+    Requests without ``Origin`` (bots, scripts, curl) are not browser cross-origin calls and
+    pass; the dashboard's own forms carry the service's own origin.
+    """
+    origin = request_origin()
+    if origin is None or not request.path.startswith("/api/"):
+        return
+    svc = services()
+    preflight = request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers
+    if (request.method in STATE_CHANGING or preflight) and origin not in svc.cors_origins:
+        raise ForbiddenOriginError(f"origin {origin[:200]} may not call this API from a browser")
+
+
+def init_cors(app: Flask, svc: Services) -> None:
+    CORS(app, resources={r"/api/*": {"origins": sorted(svc.cors_origins)}},
+         methods=["GET", "POST", "OPTIONS"], allow_headers=["Content-Type"],
+         expose_headers=["Location", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining",
+                         "X-RateLimit-Reset"],
+         max_age=PREFLIGHT_MAX_AGE_S, supports_credentials=False, vary_header=True)
+
+
+def init_limiter(app: Flask, svc: Services) -> Limiter:
+    """Per-client limits on POSTs, counted in Redis so every server process shares them."""
+    limiter = Limiter(
+        get_remote_address, app=app, storage_uri=svc.config.service.redis_url,
+        storage_options={"connection_pool": svc.redis.connection_pool},
+        key_prefix=f"side-limits:{svc.config.service.queue}", headers_enabled=True,
+        strategy="moving-window", swallow_errors=True)
+    rate = svc.config.service.rate_limit
+    limiter.limit(rate, methods=["POST"])(api.routes.bp)
+    limiter.limit(rate, methods=["POST"])(dashboard.views.bp)
+    return limiter
+
+
+def create_app(config: Config | None = None, store: Store | None = None,
+               redis: redis_lib.Redis | None = None) -> Flask:
+    """Build the app; ``config`` defaults to :func:`side.config.load_config` (file + env)."""
+    config = config or load_config()
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = config.service.max_body_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    if config.service.proxy_hops > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=config.service.proxy_hops,  # type: ignore[method-assign]
+                                x_proto=config.service.proxy_hops, x_host=config.service.proxy_hops)
+    svc = build_services(config, store, redis)
+    app.extensions[EXTENSION] = svc
+    errors.init_app(app)
+    metrics.init_app(app, svc)
+    app.before_request(guard_origin)
+    init_cors(app, svc)
+    app.extensions["side_limiter"] = init_limiter(app, svc)
+    api.init_app(app)
+    app.register_blueprint(health.bp)
+    dashboard.init_app(app)
+    app.add_url_rule("/", "index", lambda: redirect(url_for("dashboard.queue")))
+    log.info("web service ready: store %s, queue %s", svc.store.engine.url.render_as_string(hide_password=True),
+             svc.config.service.queue)
+    return app
+

@@ -1,0 +1,271 @@
+"""The patrol dashboard: the queue of flagged citations, a detail view, feedback, and stats.
+
+Besides the queue it has one page per article (its latest checked revision), which is where
+the gadget's link lands: an editor asks about the article, not about one check of it.
+
+Server-rendered (Jinja templates, one local stylesheet, one tiny local script for the copy
+buttons), so it works without JavaScript and loads nothing from elsewhere. The queue is the
+store's own ordering, most likely failed verification first; accept and dismiss go through
+the same store call as the API's ``POST /feedback``, with the same validation.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Flask, Response, redirect, render_template, request, url_for
+from markupsafe import Markup, escape
+
+from gadget.server.dashboard import charts
+from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
+from gadget.server.present import verdict_of
+from gadget.server.services import request_origin, services
+from gadget.server.validation import feedback_input, page_title, wiki_id
+from service.store.store import DISMISS_REASONS, REVIEW_STATUSES, Check, StoredResult
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", template_folder="templates",
+               static_folder="static", static_url_path="/static")
+
+PAGE_SIZE = 25
+LABELS = {"REFUTES": "refuted", "NOT ENOUGH INFO": "not enough info", "SUPPORTS": "supported, better source found"}
+REASON_TEXT = {"not-relevant": "The suggestion is not relevant", "source-is-fine": "The cited source is fine",
+               "suggestion-wrong": "The suggested source is wrong", "other": "Other"}
+STATS_DAYS = (7, 30, 90, 365)
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """The queue's filters, parsed from the query string (bad values are a 400 page)."""
+
+    wiki: str = ""
+    label: str = ""
+    min_score: float | None = None
+    max_score: float | None = None
+    since: date | None = None
+    until: date | None = None
+    status: str = "open"
+    page: int = 1
+
+    def store_kwargs(self) -> dict[str, Any]:
+        return {"wiki": self.wiki or None, "label": self.label or None,
+                "review_status": None if self.status == "all" else self.status,
+                "min_score": self.min_score, "max_score": self.max_score,
+                "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
+
+    def query(self, **changes: Any) -> dict[str, Any]:
+        """Query-string values of these filters (for pagination links)."""
+        values = {"wiki": self.wiki, "label": self.label, "min_score": self.min_score,
+                  "max_score": self.max_score, "since": self.since, "until": self.until,
+                  "status": self.status, "page": self.page, **changes}
+        return {k: v for k, v in values.items() if v not in (None, "")}
+
+
+def _midnight(day: date | None, days: int = 0) -> datetime | None:
+    return None if day is None else datetime.combine(day + timedelta(days=days), datetime.min.time())
+
+
+def _arg_float(name: str) -> float | None:
+    raw = request.args.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ApiError(f"{name}: not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ApiError(f"{name}: must be between 0 and 1")
+    return value
+
+
+def _arg_date(name: str) -> date | None:
+    raw = request.args.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ApiError(f"{name}: not a date (YYYY-MM-DD)") from None
+
+
+def _arg_int(name: str, default: int, allowed: range) -> int:
+    raw = request.args.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) not in allowed:
+        raise ApiError(f"{name}: must be a whole number in {allowed.start}..{allowed.stop - 1}")
+    return int(raw)
+
+
+def parse_filters() -> QueueFilters:
+    wiki = request.args.get("wiki", "").strip()
+    label = request.args.get("label", "").strip()
+    status = request.args.get("status", "open").strip() or "open"
+    if label and label not in LABELS:
+        raise ApiError(f"label: one of {', '.join(LABELS)}")
+    if status not in REVIEW_STATUSES + ("all",):
+        raise ApiError(f"status: one of {', '.join(REVIEW_STATUSES)}, all")
+    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", label=label, min_score=_arg_float("min_score"),
+                        max_score=_arg_float("max_score"), since=_arg_date("since"), until=_arg_date("until"),
+                        status=status, page=_arg_int("page", 1, range(1, 10_001)))
+
+
+def highlight_claim(context: str, claim: str) -> Markup:
+    """The context with the claim sentence marked (it normally ends the context)."""
+    context, claim = context.strip(), claim.strip()
+    at = context.rfind(claim) if claim else -1
+    if at < 0:
+        return Markup(f"{escape(context)} <mark>{escape(claim)}</mark>") if context else Markup(
+            f"<mark>{escape(claim)}</mark>")
+    return Markup(f"{escape(context[:at])}<mark>{escape(claim)}</mark>{escape(context[at + len(claim):])}")
+
+
+def best_passage(result: StoredResult) -> list[dict[str, Any]]:
+    """The cited source's evidence sentences in source order, the strongest one marked best."""
+    evidence = [dict(e) for e in result.evidence if e.get("text")]
+    if not evidence:
+        return []
+    best = max(evidence, key=lambda e: e.get("score", 0.0))
+    for e in evidence:
+        e["best"] = e is best
+    return sorted(evidence, key=lambda e: e.get("sentence_index", 0))
+
+
+def domain(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or url).removeprefix("www.")
+    except ValueError:
+        return url
+
+
+def page_order(result: StoredResult) -> tuple[int, float, int]:
+    """Flagged first, most likely failed verification first (the queue's order), so the
+    citations to fix lead; the others follow in article order, where an editor finds them."""
+    if result.flagged:
+        return 0, -(result.failure_likelihood or 0.0), result.position
+    return 1, 0.0, result.position
+
+
+def page_link(wiki: str, title: str) -> str:
+    """The dashboard's page of an article, its title underscored as MediaWiki writes URLs."""
+    return url_for("dashboard.page_detail", wiki=wiki, title=title.replace(" ", "_"))
+
+
+def check_links(check: Check) -> dict[str, str | None]:
+    """The checked revision and its diff on the wiki, for a page about one check."""
+    links = services().links
+    return {"article_url": links.revision(check.wiki, check.title, check.revision),
+            "diff_url": links.diff(check.wiki, check.revision, check.parent_revision)}
+
+
+@bp.before_request
+def guard_form_origin() -> None:
+    """The dashboard's forms change the store: accept them only from the dashboard's own pages."""
+    if request.method != "POST":
+        return
+    origin = request_origin()
+    own = {request.host_url.rstrip("/"), services().public_origin}
+    if origin is not None and origin not in own:
+        raise ForbiddenOriginError(f"origin {origin[:200]} may not post to the dashboard")
+
+
+@bp.get("/")
+def queue() -> str:
+    svc = services()
+    filters = parse_filters()
+    rows = svc.store.flagged(**filters.store_kwargs(), limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
+    return render_template("queue.html", filters=filters, results=rows[:PAGE_SIZE], more=len(rows) > PAGE_SIZE,
+                           wikis=svc.store.wikis(), counts=svc.store.count_flagged(), labels=LABELS,
+                           statuses=REVIEW_STATUSES)
+
+
+def _result_or_404(result_id: int) -> StoredResult:
+    result = services().store.result(result_id)
+    if result is None:
+        raise NotFoundError(f"no result {result_id}")
+    return result
+
+
+@bp.get("/results/<int:result_id>")
+def result_detail(result_id: int) -> str:
+    svc = services()
+    result = _result_or_404(result_id)
+    check = svc.store.check(result.check_id)
+    return render_template(
+        "result.html", result=result, check=check, verdict=verdict_of(result, svc.presenter.flag_threshold),
+        context=highlight_claim(str(result.claim.get("left_context") or ""), result.claim_text),
+        passage=best_passage(result), feedback=svc.store.feedback_for(result.id), reasons=REASON_TEXT,
+        article_url=svc.links.revision(result.wiki, result.title, result.revision),
+        diff_url=svc.links.diff(result.wiki, result.revision, result.parent_revision),
+        saved=request.args.get("saved", ""), labels=LABELS)
+
+
+@bp.post("/results/<int:result_id>/feedback")
+def result_feedback(result_id: int) -> Response:
+    """Accept (optionally one suggestion) or dismiss with a reason; back to the detail page."""
+    svc = services()
+    _result_or_404(result_id)
+    form = {k: v for k, v in request.form.items() if k in {"action", "reason", "suggestion_url", "user", "comment"}}
+    given = feedback_input({**form, "result_id": result_id})
+    svc.store.add_feedback(given.result_id, given.action, reason=given.reason, user=given.user,
+                           suggestion_url=given.suggestion_url, comment=given.comment)
+    log.info("dashboard feedback on result %d: %s %s", result_id, given.action, given.reason)
+    return redirect(url_for(".result_detail", result_id=result_id, saved=given.action), code=303)
+
+
+@bp.get("/checks/<check_id>")
+def check_detail(check_id: str) -> str:
+    svc = services()
+    check = svc.store.check(check_id)
+    if check is None:
+        raise NotFoundError(f"no check {check_id[:80]}")
+    results = svc.store.results(check.id)
+    verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
+    return render_template("check.html", check=check, results=results, verdicts=verdicts, **check_links(check))
+
+
+@bp.get("/pages/<wiki>/<path:title>")
+def page_detail(wiki: str, title: str) -> str | tuple[str, int]:
+    """An article's latest checked revision, every citation with its verdict; 404 (with a
+    page saying so) when the article was never checked, so a link to it is never dead."""
+    svc = services()
+    wiki, title = wiki_id(wiki), page_title(title)
+    check, results = svc.store.page_results(wiki, title)
+    if check is None:
+        return render_template("page.html", wiki=wiki, title=title, check=None,
+                               article_url=svc.links.article(wiki, title)), 404
+    verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
+    return render_template("page.html", wiki=wiki, title=title, check=check, verdicts=verdicts,
+                           results=sorted(results, key=page_order), **check_links(check))
+
+
+@bp.get("/stats")
+def stats() -> str:
+    svc = services()
+    wiki = request.args.get("wiki", "").strip()
+    days = _arg_int("days", 30, range(1, 3661))
+    numbers = svc.store.stats(days=days, wiki=wiki_id(wiki) if wiki else None)
+    threshold = svc.presenter.flag_threshold
+    plots = {
+        "scores": charts.score_histogram(numbers.score_bins, numbers.score_histogram, numbers.flagged_histogram,
+                                         threshold),
+        "daily": charts.daily_bars(numbers.flagged_per_day),
+        "acceptance": charts.ring("Share of reviewed suggestions accepted", numbers.accepted,
+                                  numbers.accepted + numbers.dismissed, "accepted"),
+        "reasons": charts.horizontal_bars("Why suggestions were dismissed",
+                                          [(REASON_TEXT.get(k, k), n) for k, n in numbers.dismiss_reasons.items()]),
+    }
+    return render_template("stats.html", stats=numbers, plots=plots, wiki=wiki, days=days, wikis=svc.store.wikis(),
+                           day_choices=STATS_DAYS, threshold=threshold)
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)
+    app.jinja_env.filters["domain"] = domain
+    app.jinja_env.globals["dismiss_reasons"] = DISMISS_REASONS
+    app.jinja_env.globals["page_link"] = page_link

@@ -1,0 +1,84 @@
+"""``/healthz``: can this service take work, and will the work get done?
+
+Four components, each with ``ok`` and details: Redis (the queue), the database (the store's
+schema version), the workers (at least one with a recent heartbeat) and the model (the
+shipped verifier files a worker loads). The status code answers the first question only:
+503 when Redis or the database is down (this process cannot accept checks; a supervisor may
+restart it), 200 otherwise. Missing workers or model files make the body ``degraded`` but
+not the status, because restarting the web service would not bring a worker back.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+from sqlalchemy.exc import SQLAlchemyError
+
+from gadget.server.present import MODEL_FILES, model_dir
+from gadget.server.services import Services, services
+from service.health import queue_health
+from side.errors import SideError
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("health", __name__)
+
+#: A worker whose last heartbeat is older than this is presumed dead (RQ's worker TTL is 420 s).
+HEARTBEAT_MAX_AGE_S = 600
+
+
+def database_health(svc: Services) -> dict[str, Any]:
+    try:
+        return {"ok": True, "schema": svc.store.ping()}
+    except (SQLAlchemyError, SideError) as exc:
+        log.warning("healthz: database unreachable: %s", exc)
+        return {"ok": False, "error": str(exc).splitlines()[0][:300]}
+
+
+def _age_s(stamp: str | None, now: datetime) -> float | None:
+    if not stamp:
+        return None
+    when = datetime.fromisoformat(stamp.rstrip("Z")).replace(tzinfo=UTC)
+    return round((now - when).total_seconds(), 1)
+
+
+def workers_health(queue: dict[str, Any]) -> dict[str, Any]:
+    """Live workers: those whose heartbeat is recent enough."""
+    now = datetime.now(UTC)
+    workers = [{**w, "heartbeat_age_s": _age_s(w.get("last_heartbeat"), now)} for w in queue.get("workers", [])]
+    live = [w for w in workers if w["heartbeat_age_s"] is not None and w["heartbeat_age_s"] <= HEARTBEAT_MAX_AGE_S]
+    return {"ok": bool(live), "live": len(live), "workers": workers}
+
+
+def model_health(svc: Services, workers: dict[str, Any]) -> dict[str, Any]:
+    """Shipped files present; a live worker that has completed jobs has loaded them."""
+    folder = model_dir(svc.config)
+    missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
+    served = any(w.get("successful_jobs") for w in workers["workers"] if w.get("heartbeat_age_s") is not None)
+    return {"ok": not missing, "dir": str(folder), "missing": missing,
+            "flag_threshold": svc.presenter.flag_threshold, "served_by_worker": served}
+
+
+def health_report(svc: Services) -> tuple[dict[str, Any], int]:
+    queue = queue_health(svc.redis, svc.config.service)
+    workers = workers_health(queue)
+    components = {
+        "redis": {**queue["redis"], "jobs": queue.get("jobs", {}), "failures": queue.get("failures", [])},
+        "database": database_health(svc),
+        "workers": workers,
+        "model": model_health(svc, workers),
+    }
+    serving = components["redis"]["ok"] and components["database"]["ok"]
+    status = "ok" if all(c["ok"] for c in components.values()) else ("degraded" if serving else "down")
+    return {"status": status, "components": components}, (200 if serving else 503)
+
+
+@bp.get("/healthz")
+def healthz() -> tuple[Response, int]:
+    body, status = health_report(services())
+    response = jsonify(body)
+    response.headers["Cache-Control"] = "no-store"
+    return response, status

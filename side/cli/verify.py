@@ -1,0 +1,121 @@
+"""``side verify``: which citations of an article probably fail verification, and better sources."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from side.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify", aliases=["check"],
+        help="verify every citation of an article (wikitext file); 'check' is its old name",
+        description="Score each citation of an article against its source, retrieve better "
+        "candidates from the evidence index and print a table ordered by likelihood of failed "
+        "verification, with ready-to-paste {{cite web}} suggestions.",
+    )
+    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
+    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
+    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
+                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
+    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
+    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
+    p.add_argument("--index", type=Path, help="evidence index directory (default: var/index)")
+    p.add_argument("--no-index", action="store_true", help="do not suggest sources from an index")
+    p.add_argument("--offline", action="store_true", help="never fetch cited URLs (cache and index only)")
+    p.add_argument("--candidates", type=int, default=3, help="corpus candidates scored per claim (default 3)")
+    p.add_argument("--limit", type=int, help="only the first N citations")
+    p.add_argument("--model", type=Path, help="verifier model directory (default: the shipped one)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_verify)
+
+
+def _read_article(path: Path) -> str:
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text: {exc.reason}") from exc
+
+
+def _title(path: Path) -> str:
+    return path.stem.replace("_", " ").replace("-", " ")
+
+
+def load_article(args: argparse.Namespace, config) -> tuple[str, str]:
+    """(wikitext, title) from the file argument, or from ``--wiki`` and ``--title``."""
+    if args.wiki is None:
+        if args.article is None:
+            raise InputError("give a wikitext file, or --title T with --wiki enwiki|local")
+        if args.api or args.revision is not None:
+            raise InputError("--api and --revision only apply with --wiki")
+        return _read_article(args.article), args.title or _title(args.article)
+    if args.article is not None:
+        raise InputError("give either a wikitext file or --wiki, not both")
+    if not args.title:
+        raise InputError("--wiki needs --title (the page to check)")
+    import os
+
+    from side.extract.wikiapi import LOCAL_API_ENV, api_url_for, fetch_page
+
+    api = api_url_for(args.wiki, args.api or os.environ.get(LOCAL_API_ENV))
+    page = fetch_page(api, args.title, wiki=args.wiki, revision=args.revision,
+                      user_agent=config.fetch.user_agent, timeout_s=config.fetch.timeout_s)
+    return page.text, page.title
+
+
+def run_verify(args: argparse.Namespace, config) -> int:
+    from tqdm import tqdm
+
+    from side.extract.wikitext import extract_claims
+    from side.pipeline import ArticleResults, Pipeline
+
+    wikitext, title = load_article(args, config)
+    claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
+    # An index given or configured must exist (unlike a worker's, which may run without one).
+    pipeline = Pipeline.from_config(config, offline=args.offline, index_dir=args.index or config.index_dir,
+                                    use_index=not args.no_index, model_dir=args.model, candidates=args.candidates)
+    with tqdm(total=len(claims), desc="verifying citations", unit="claim", disable=args.json) as bar:
+        results = pipeline.verify_claims(claims, bar.update)
+    report = ArticleResults(title, results, bar.format_dict["elapsed"])
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return 0
+
+
+def print_report(report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # piped or logged: do not squeeze the report to 80 columns
+    flagged = sum(c.flagged for c in report.results)
+    table = Table(title=f"{report.title}: {len(report.results)} citations, {flagged} flagged",
+                  show_lines=True, expand=True)
+    for col, kw in (("#", {"justify": "right"}), ("fail?", {}), ("verdict", {}), ("claim", {"ratio": 3}),
+                    ("source", {"ratio": 2}), ("why / suggestion", {"ratio": 3})):
+        table.add_column(col, **kw)
+    for n, result in enumerate(report.ordered(), 1):
+        verdict = result.verdict
+        likelihood = "-" if result.failure_likelihood is None else f"{result.failure_likelihood:.2f}"
+        label = "[red]FLAG[/red] " if result.flagged else ""
+        label += f"{verdict.label} ({verdict.score:.2f})" if verdict else result.source_status
+        cite = result.claim.citation
+        source = cite.url or cite.title or cite.raw[:80]
+        if result.url_depth is not None:
+            source += f"  [dim](depth {result.url_depth})[/dim]"
+        why = "; ".join(result.reasons)
+        if verdict and verdict.evidence:
+            why += f"\n[dim]best evidence:[/dim] {verdict.evidence[0].text[:200]}"
+        for s in result.suggestions[:2]:
+            ev = f" — “{s.evidence.text[:160]}”" if s.evidence else ""
+            why += f"\n[green]suggest[/green] {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}"
+        table.add_row(str(n), likelihood, label, result.claim.text[:300], source, why.strip())
+    console.print(table)

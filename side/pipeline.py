@@ -1,0 +1,285 @@
+"""Side's decision flow: score each citation's source, look for better ones, and suggest.
+
+For every claim of an article: get the cited source (evidence corpus, disk cache, or fetch),
+score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
+passages, grouped to documents), score those with the same verifier, rank the existing
+citation among them, and flag it when its support is below the threshold chosen on dev data,
+or when a candidate supports the claim clearly better. Flags also carry Side's URL-depth signal:
+citations to a bare domain fail verification far more often than deep links.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from side.errors import SourceFetchError
+from side.extract.claims import Claim
+from side.text import split_sentences
+from side.verify.verifier import Evidence, Query, Verdict, Verifier
+
+log = logging.getLogger(__name__)
+
+#: A candidate must beat the current source by this much support to flag it on its own.
+BETTER_MARGIN = 0.15
+#: Candidates from the corpus scored per claim.
+DEFAULT_CANDIDATES = 3
+
+
+def url_depth(url: str | None) -> int | None:
+    """Number of path segments: 0 for a site's front page (a generic citation)."""
+    if not url:
+        return None
+    path = urlsplit(url.strip()).path
+    return len([seg for seg in path.split("/") if seg])
+
+
+def cite_web(url: str, title: str, website: str = "", today: date | None = None) -> str:
+    """A ready-to-paste ``{{cite web}}`` for a suggested source."""
+    website = website or urlsplit(url).netloc.removeprefix("www.")
+    safe = lambda s: s.replace("{{", "").replace("}}", "").replace("|", "{{!}}").strip()
+    parts = [f"url={url}", f"title={safe(title) or safe(website)}"]
+    if website:
+        parts.append(f"website={safe(website)}")
+    parts.append(f"access-date={(today or date.today()).isoformat()}")
+    return "{{cite web |" + " |".join(parts) + "}}"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A better Source for a Claim, with the sentence that shows it."""
+
+    url: str
+    title: str
+    score: float
+    evidence: Evidence | None
+    cite: str
+    doc_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["evidence"] = self.evidence.to_dict() if self.evidence else None
+        return data
+
+
+@dataclass
+class Result:
+    """The outcome for one use of a citation."""
+
+    claim: Claim
+    source_status: str  # "corpus" | "cache" | "fetched" | "no_url" | "unavailable"
+    verdict: Verdict | None = None
+    source_error: str = ""
+    url_depth: int | None = None
+    #: 1 when the current source is the best supported; None when it could not be scored.
+    rank: int | None = None
+    flagged: bool = False
+    reasons: list[str] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+    #: The cited source's sentences while the Pipeline runs (not reported).
+    source_sentences: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def failure_likelihood(self) -> float | None:
+        """1 - support score; what the report is ordered by."""
+        return None if self.verdict is None else round(1.0 - self.verdict.score, 4)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim.to_dict(), "source_status": self.source_status, "source_error": self.source_error,
+            "verdict": self.verdict.to_dict() if self.verdict else None, "url_depth": self.url_depth,
+            "rank": self.rank, "flagged": self.flagged, "reasons": self.reasons,
+            "failure_likelihood": self.failure_likelihood,
+            "suggestions": [s.to_dict() for s in self.suggestions],
+        }
+
+
+@dataclass
+class ArticleResults:
+    title: str
+    results: list[Result]
+    seconds: float = 0.0
+
+    def ordered(self) -> list[Result]:
+        """Most likely failed verification first; unscored citations last."""
+        return sorted(self.results, key=lambda c: (c.failure_likelihood is None, -(c.failure_likelihood or 0.0)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "seconds": round(self.seconds, 2),
+                "citations": len(self.results), "flagged": sum(c.flagged for c in self.results),
+                "results": [c.to_dict() for c in self.ordered()]}
+
+
+#: Gets a cited source's sentences: returns (status, sentences, title, error).
+SourceLoader = Callable[[str], tuple[str, list[str], str, str]]
+
+
+def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
+    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
+    by_url: dict[str, str] = {}
+    if retriever is not None:
+        by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
+
+    def load(url: str) -> tuple[str, list[str], str, str]:
+        if url in by_url:
+            doc = retriever.corpus.document(by_url[url])
+            return "corpus", doc.split(), doc.title, ""
+        if fetch is None:
+            return "unavailable", [], "", "fetching disabled (offline)"
+        try:
+            source = fetch(url)
+        except SourceFetchError as exc:
+            return "unavailable", [], "", str(exc)
+        return "fetched", list(source.sentences), source.title or "", ""
+
+    return load
+
+
+class Pipeline:
+    """Runs the decision flow; holds the loaded verifier and (optional) evidence index."""
+
+    def __init__(self, verifier: Verifier, retriever=None, load_source: SourceLoader | None = None,
+                 candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None) -> None:
+        self.verifier = verifier
+        self.retriever = retriever
+        self.load_source = load_source or make_source_loader(retriever)
+        self.candidates = candidates
+        self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
+
+    @classmethod
+    def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
+                    use_index: bool = True, model_dir: str | Path | None = None,
+                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None) -> Pipeline:
+        """Load the verifier and the evidence index as ``side verify`` does, for long-lived processes.
+
+        ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
+        suggestions (logged, not an error: a worker without an index still scores citations);
+        an explicit ``index_dir`` must exist. ``fetch`` replaces the default cache-aware
+        ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
+        never fetches.
+        """
+        from side.sources.fetch import fetch_source
+
+        retriever = None
+        if use_index:  # first: a missing index is reported before any model loads
+            from side.retrieval.retriever import Retriever
+
+            directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
+            if index_dir is None and not directory.is_dir():
+                log.info("no evidence index at %s: citations are scored, no corpus suggestions", directory)
+            else:
+                retriever = Retriever.load(directory, k_sparse=config.retrieval.k_sparse,
+                                           k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
+        if offline:
+            fetch = None
+        elif fetch is None:
+            fetch = lambda url: fetch_source(url, config.fetch, config.cache_dir)
+        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
+                                 precision=config.verifier.precision)
+        if retriever is not None:
+            retriever.share_encoder(verifier.encoder)
+        return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
+
+    def verify_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[Result]:
+        results = [self._source_result(c) for c in claims]
+        hits = self._retrieve(claims)
+        for start in range(0, len(claims), 8):
+            self._score(results[start : start + 8], hits[start : start + 8])
+            if progress:
+                progress(len(results[start : start + 8]))
+        return results
+
+    def verify_article(self, wikitext: str, title: str, context_words: int = 100,
+                      progress: Callable[[int], None] | None = None) -> ArticleResults:
+        from side.extract.wikitext import extract_claims
+
+        started = time.monotonic()
+        claims = extract_claims(wikitext, title, context_words)
+        results = self.verify_claims(claims, progress)
+        return ArticleResults(title, results, time.monotonic() - started)
+
+    def _source_result(self, claim: Claim) -> Result:
+        url = claim.citation.url
+        result = Result(claim, "no_url", url_depth=url_depth(url))
+        if url:
+            status, sentences, _title, error = self.load_source(url)
+            result.source_status, result.source_error, result.source_sentences = status, error, sentences
+        return result
+
+    def _retrieve(self, claims: list[Claim]) -> list[list]:
+        if self.retriever is None or not claims or self.candidates <= 0:
+            return [[] for _ in claims]
+        return self.retriever.search_batch([c.sparse_query for c in claims], [c.dense_query for c in claims],
+                                           k=self.candidates + 1, mode="hybrid")
+
+    def _score(self, results: list[Result], hits: list[list]) -> None:
+        items, owners = [], []
+        for n, (result, doc_hits) in enumerate(zip(results, hits, strict=False)):
+            query = claim_query(result.claim)
+            if result.source_sentences:
+                items.append((query, result.source_sentences))
+                owners.append((n, None))
+            for hit in doc_hits:
+                if hit.url and hit.url == result.claim.citation.url:
+                    continue
+                passages = [h.passage.text for h in hit.passages] or [hit.best_passage.text]
+                items.append((query, [s for p in passages for s in split_sentences(p)]))
+                owners.append((n, hit))
+        verdicts = self.verifier.verify_many(items)
+        found: dict[int, list[tuple[Any, Verdict]]] = {}
+        for (n, hit), verdict in zip(owners, verdicts, strict=False):
+            if hit is None:
+                results[n].verdict = verdict
+            else:
+                found.setdefault(n, []).append((hit, verdict))
+        for n, result in enumerate(results):
+            self._decide(result, found.get(n, [])[: self.candidates])
+            result.source_sentences = []
+
+    def _decide(self, result: Result, candidates: list[tuple[Any, Verdict]]) -> None:
+        candidates.sort(key=lambda hv: -hv[1].score)
+        current = result.verdict.score if result.verdict else None
+        better = [(h, v) for h, v in candidates if current is None or v.score > current]
+        result.suggestions = [
+            Suggestion(h.url, h.title, v.score, v.evidence[0] if v.evidence else None, cite_web(h.url, h.title), h.doc_id)
+            for h, v in (better if current is not None else candidates) if v.score >= self.flag_threshold
+        ]
+        if result.url_depth == 0:
+            result.reasons.append("generic URL (a site's front page)")
+        if result.verdict is None:
+            if result.source_status == "no_url":
+                result.reasons.append("citation has no URL to verify")
+            else:
+                result.reasons.append(f"source unavailable: {result.source_error}")
+            return
+        result.rank = 1 + len(better)
+        if result.verdict.reason:
+            result.reasons.append(result.verdict.reason)
+        if current < self.flag_threshold:
+            result.flagged = True
+            result.reasons.append(f"support {current:.2f} below threshold {self.flag_threshold:.2f}")
+        if better and better[0][1].score >= current + BETTER_MARGIN:
+            result.flagged = True
+            result.reasons.append(_better_reason(better[0], bool(result.suggestions)))
+
+
+def _better_reason(best: tuple[Any, Verdict], suggested: bool) -> str:
+    """Name the page that outscores the citation, so a patroller can look at it.
+
+    A page can outscore a weak citation and still fall below the flag threshold that suggestions
+    need; the reason then says so, instead of promising a suggestion the report does not show.
+    """
+    hit, verdict = best
+    name = hit.title or hit.url or "a corpus page"
+    why = f"corpus page \"{name}\" supports the claim better ({verdict.score:.2f})"
+    return why if suggested else f"{why}, though too weakly to suggest"
+
+
+def claim_query(claim: Claim) -> Query:
+    return Query(claim.text, claim.article_title, claim.section_path, claim.left_context)

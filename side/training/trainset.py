@@ -1,0 +1,204 @@
+"""Training pairs for the cross-encoder, from shared data whose licence allows a shipped model.
+
+Only the files in :data:`SHIPPABLE` are read. Sets with non-commercial or unknown licences
+(ANLI, AVeriTeC, WikiQA, TrecQA, QAGS, HealthVer, CovidFact, WANLI, CLIMATE-FEVER,
+WikiFactCheck, Citation-Integrity) are for evaluation only and never appear here, and neither
+does any file that ``side eval`` measures (WiCE claim dev, SciFact dev, Citation-Integrity dev).
+
+Labels: ``S`` supports, ``R`` refutes, ``N`` not enough info, ``X`` "not supported" where a
+binary dataset cannot tell refuted from not-enough-info (trained as P(R)+P(N)).
+Hard negatives follow BERT-for-FEVER: lexically retrieved non-evidence sentences of the same
+source, and for SciFact the best sentence of abstracts BM25 retrieves that the claim does not
+cite, become ``N``; a claim's evidence and its hard negatives share a ``group`` so the trainer
+can add Side's ranking term (evidence above retrieved candidates).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.retrieval.retriever import quiet_bm25s
+from side.verify.evidence import bm25_scores
+
+log = logging.getLogger(__name__)
+
+LABEL_IDS = {"S": 0, "R": 1, "N": 2, "X": 3}
+
+_NLI = {"entailment": "S", "contradiction": "R", "neutral": "N", "not_entailment": "X",
+        "supports": "S", "refutes": "R", "not enough info": "N", "partial": "X"}
+
+#: (relative path, licence) of the NLI-style pair files read in full. Every row is used (deduplicated
+#: on premise and hypothesis): on a CPU one epoch still fits the time budget, and on a GPU more
+#: epochs are cheap. The 3-way MNLI samples are subsets of ``mnli_binary`` with finer labels, so
+#: they come first and the binary copies of the same pairs are dropped.
+SHIPPABLE: tuple[tuple[str, str], ...] = (
+    ("train/mnli_3way_sample/mnli_matched_1k.pairs.jsonl", "MIT / MultiNLI"),
+    ("train/mnli_3way_sample/mnli_mismatched_1k.pairs.jsonl", "MIT / MultiNLI"),
+    ("train/fever_rte/fever_dev_rte.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_nli_binary/fever_nli_binary_dev.pairs.jsonl", "BSD-3-Clause / CC BY-SA 3.0"),
+    ("train/fever_nli_binary/fever_nli_binary_test.pairs.jsonl", "BSD-3-Clause / CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.1_full.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.2_dev.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/fever_symmetric/fever_symmetric_v0.2_test.pairs.jsonl", "CC BY-SA 3.0"),
+    ("train/snli/snli_dev.pairs.jsonl", "CC BY-SA 4.0"),
+    ("train/snli/snli_test.pairs.jsonl", "CC BY-SA 4.0"),
+    ("train/mnli_binary/mnli_binary_dev.pairs.jsonl", "BSD-3-Clause / MultiNLI"),
+    ("train/mnli_binary/mnli_binary_test.pairs.jsonl", "BSD-3-Clause / MultiNLI"),
+    ("train/factcheck_gpt/factcheck_gpt_stance.pairs.jsonl", "Apache-2.0"),
+    ("train/q2/q2_cross_annotation.pairs.jsonl", "MIT"),
+    ("train/q2/q2_dodeca_consistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_dodeca_inconsistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_memnet_consistent.pairs.jsonl", "MIT"),
+    ("train/q2/q2_memnet_inconsistent.pairs.jsonl", "MIT"),
+    ("train/begin/begin_wow_dev.pairs.jsonl", "CC BY 4.0"),
+    ("train/begin/begin_wow_test.pairs.jsonl", "CC BY 4.0"),
+    ("train/begin/begin_cmu_dev.pairs.jsonl", "CC BY 4.0"),
+)
+VITAMINC_GLOB = "vitaminc_sample/train_*.jsonl"
+SCIFACT_TRAIN = "scifact/claims_train.jsonl"
+SCIFACT_CORPUS = "scifact/corpus.jsonl"
+WICE_TRAIN = "wice/non_supported_tokens_train.jsonl"
+
+
+@dataclass(frozen=True)
+class Example:
+    title: str
+    context: str
+    passage: str
+    label: str
+    source: str
+    group: int = -1
+
+
+def _nli_file(path: Path, seen: set[tuple[str, str]], name: str) -> list[Example]:
+    """Pairs of one file not already taken from an earlier file (same premise and hypothesis)."""
+    out = []
+    for r in read_jsonl(path):
+        if r.get("label") not in _NLI or not r.get("premise") or not r.get("hypothesis"):
+            continue
+        key = (" ".join(r["premise"].lower().split()), " ".join(r["hypothesis"].lower().split()))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Example("", r["hypothesis"], r["premise"], _NLI[r["label"]], name))
+    return out
+
+
+def _vitaminc(data_dir: Path) -> list[Example]:
+    out = []
+    for path in sorted(data_dir.glob(VITAMINC_GLOB)):
+        for r in read_jsonl(path):
+            if r.get("label") in _NLI:
+                out.append(Example("", r["claim"], r["evidence"], _NLI[r["label"]], "vitaminc"))
+    return out
+
+
+def _hard_negatives(query: str, sentences: list[str], exclude: set[int], k: int) -> list[int]:
+    scores = bm25_scores(query, sentences)
+    order = [int(i) for i in scores.argsort()[::-1] if int(i) not in exclude]
+    return order[:k]
+
+
+def _other_abstracts(claims: list, corpus: dict, k: int) -> dict[int, list[str]]:
+    """Per claim, the abstracts BM25 ranks highest that the claim does not cite (BERT-for-FEVER's
+    negatives from other sources: in the open setting these are what retrieval brings back)."""
+    bm25s = quiet_bm25s()
+    doc_ids = list(corpus)
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize([f"{corpus[d].title} {' '.join(corpus[d].sentences)}" for d in doc_ids],
+                                   stopwords="en", show_progress=False), show_progress=False)
+    queries = bm25s.tokenize([c.claim for c in claims], stopwords="en", show_progress=False)
+    hits, _ = retriever.retrieve(queries, k=min(k + 8, len(doc_ids)), show_progress=False, n_threads=0)
+    out = {}
+    for claim, row in zip(claims, hits, strict=False):
+        cited = set(claim.cited_doc_ids) | set(claim.evidence)
+        out[claim.id] = [doc_ids[int(i)] for i in row if doc_ids[int(i)] not in cited][:k]
+    return out
+
+
+def _scifact(data_dir: Path, group_start: int, negatives: int = 2, other_sources: int = 2) -> list[Example]:
+    corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
+    claims = load_scifact_claims(data_dir / SCIFACT_TRAIN)
+    others = _other_abstracts(claims, corpus, other_sources)
+    out: list[Example] = []
+    group = group_start
+    for claim in claims:
+        for doc_id in others[claim.id]:
+            sentences = list(corpus[doc_id].sentences)
+            for i in _hard_negatives(claim.claim, sentences, set(), 1):
+                out.append(Example("", claim.claim, sentences[i], "N", "scifact_other", group))
+        docs = claim.evidence or {d: [] for d in claim.cited_doc_ids}
+        for doc_id, sets in docs.items():
+            doc = corpus.get(doc_id)
+            if doc is None:
+                continue
+            sentences = list(doc.sentences)
+            rationale = {i for s in sets for i in s["sentences"]}
+            for s in sets:
+                label = "S" if s["label"] == "SUPPORT" else "R"
+                text = " ".join(sentences[i] for i in s["sentences"] if i < len(sentences))
+                out.append(Example("", claim.claim, text, label, "scifact", group))
+            for i in _hard_negatives(claim.claim, sentences, rationale, negatives if sets else 1):
+                out.append(Example("", claim.claim, sentences[i], "N", "scifact", group))
+        group += 1
+    return out
+
+
+def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Example]:
+    """WiCE sub-claims are partially supported: their gold sentences do not entail them (X)."""
+    out: list[Example] = []
+    group = group_start
+    for claim in load_wice(data_dir / WICE_TRAIN):
+        title, context = claim.title, f"{claim.context} {claim.claim}".strip()
+        sentences = list(claim.evidence)
+        gold = sorted(i for i in claim.gold_sentences if i < len(sentences))
+        if gold:
+            out.append(Example(title, context, " ".join(sentences[i] for i in gold), "X", "wice_train", group))
+        meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
+        for i in _hard_negatives(claim.claim, sentences, set(gold) | meta_rows, negatives):
+            out.append(Example(title, context, sentences[i], "N", "wice_train", group))
+        group += 1
+    return out
+
+
+#: Sources drawn from the tasks Side is judged on (Wikipedia citations, scientific claims).
+IN_DOMAIN = ("wice_train", "scifact", "scifact_other")
+
+
+def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: int = 1) -> list[Example]:
+    """All training examples, in a fixed order (the trainer shuffles them with its seed).
+
+    ``negatives`` is the number of same-source hard negatives per WiCE / SciFact evidence;
+    ``in_domain_repeat`` repeats those in-domain examples (as separate groups), because they are a
+    few thousand among ~80,000 general NLI pairs.
+    """
+    data_dir = Path(data_dir)
+    examples: list[Example] = []
+    seen: set[tuple[str, str]] = set()
+    for relative, _licence in SHIPPABLE:
+        examples += _nli_file(data_dir / relative, seen, Path(relative).parent.name)
+    examples += _vitaminc(data_dir)
+    in_domain = _scifact(data_dir, group_start=0, negatives=negatives)
+    in_domain += _wice_train(data_dir, group_start=100_000, negatives=negatives)
+    for copy in range(max(1, in_domain_repeat)):
+        examples += [replace(ex, group=ex.group + copy * 1_000_000) for ex in in_domain]
+    counts: dict[str, int] = {}
+    for ex in examples:
+        counts[ex.source] = counts.get(ex.source, 0) + 1
+    log.info("training examples: %d %s", len(examples), counts)
+    return examples
+
+
+def units(examples: list[Example]) -> Iterator[list[Example]]:
+    """Examples grouped so that evidence and its hard negatives land in one batch."""
+    groups: dict[int, list[Example]] = {}
+    for ex in examples:
+        if ex.group < 0:
+            yield [ex]
+        else:
+            groups.setdefault(ex.group, []).append(ex)
+    yield from groups.values()

@@ -1,0 +1,136 @@
+"""Evidence first: pick the few sentences of a source nearest a claim.
+
+SciFact's rationale-then-label pipeline and our own baselines agree that a verifier judging a
+whole noisy web page rewards any passage that merely looks entailing; judging only the few
+sentences nearest the claim works better. Candidates are ranked by the sum of the page-
+standardized BM25 (exact names and numbers) and bi-encoder cosine (paraphrase) scores, each of
+which misses what the other finds. Standardized scores keep *how much* better a sentence is,
+which reciprocal-rank fusion throws away: on WiCE train that lifted evidence R@5 from 0.72 to 0.75.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from side.retrieval.retriever import RRF_K, quiet_bm25s
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "and", "or", "nor", "but", "is", "are", "was", "were", "be", "been", "being", "by", "with", "as", "from", "that", "this", "these", "those", "it", "its", "he", "she", "they", "them", "his", "her", "their", "there", "here", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "has", "have", "had", "do", "does", "did", "not", "no", "so", "than", "then", "too", "very", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "also", "into", "over", "under", "about", "after", "before", "between", "during", "such", "only", "own", "same", "other", "some", "any", "each", "few", "more", "most", "both", "all", "i", "we", "you", "our", "your", "us", "me", "my"]
+)
+
+
+def content_tokens(text: str) -> list[str]:
+    """Lower-cased word tokens without stopwords."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def bm25_scores(query: str, sentences: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+    """BM25 of each sentence for the query, with the sentences as their own collection."""
+    bm25s = quiet_bm25s()
+
+    scores = np.zeros(len(sentences), dtype=np.float32)
+    if not sentences or not content_tokens(query):
+        return scores
+    retriever = bm25s.BM25(k1=k1, b=b)
+    tokens = bm25s.tokenize(sentences, stopwords="en", show_progress=False)
+    if not tokens.vocab:
+        return scores
+    retriever.index(tokens, show_progress=False)
+    query_tokens = [t for t in bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]]
+    query_tokens = [t for t in query_tokens if t in tokens.vocab]
+    if not query_tokens:
+        return scores
+    return retriever.get_scores(query_tokens).astype(np.float32)
+
+
+def rrf(*rankings: np.ndarray, k: int = RRF_K) -> np.ndarray:
+    """Fuse score arrays over the same items by reciprocal rank."""
+    fused = np.zeros(len(rankings[0]), dtype=np.float64)
+    for scores in rankings:
+        ranks = np.empty(len(scores), dtype=np.int64)
+        ranks[np.argsort(-scores, kind="stable")] = np.arange(len(scores))
+        fused += 1.0 / (k + 1 + ranks)
+    return fused
+
+
+def standardized(scores: np.ndarray) -> np.ndarray:
+    """Scores as standard deviations from the page mean; all zeros when they do not vary
+    (one sentence, or BM25 finding no claim word), so that signal then has no say."""
+    scores = np.asarray(scores, dtype=np.float64)
+    spread = scores.std()
+    return (scores - scores.mean()) / spread if spread > 1e-9 else np.zeros_like(scores)
+
+
+def standardized_sum(*scores: np.ndarray) -> np.ndarray:
+    """Sum of standardized score arrays over the same sentences."""
+    return np.sum([standardized(s) for s in scores], axis=0)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence of the source chosen for the cross-encoder, with its retrieval signals."""
+
+    index: int
+    text: str
+    cosine: float
+    bm25: float
+    fused: float
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Candidates for the cross-encoder, plus whole-source signals (the zero-shot baselines)."""
+
+    candidates: list[Candidate]
+    #: Every sentence index, best first by fused score (used to rank evidence beyond the top k).
+    order: list[int]
+    max_cosine: float
+    max_bm25: float
+
+
+def relevance(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
+              claim_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cosine, BM25 and their standardized sum for each sentence: the one retrieval score that
+    evidence selection ranks by (and that experiments on evidence order start from)."""
+    cosine = sentence_vectors @ claim_vector
+    lexical = bm25_scores(claim, sentences)
+    return cosine, lexical, standardized_sum(cosine, lexical)
+
+
+def select_evidence(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
+                    claim_vector: np.ndarray, k: int = 8) -> Selection:
+    """The ``k`` sentences nearest the claim, best first."""
+    if not sentences:
+        return Selection([], [], 0.0, 0.0)
+    cosine, lexical, fused = relevance(claim, sentences, sentence_vectors, claim_vector)
+    order = [int(i) for i in np.argsort(-fused, kind="stable")]
+    candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i])) for i in order[:k]]
+    return Selection(candidates, order, float(cosine.max()), float(lexical.max()))
+
+
+def coverage(claim: str, text: str) -> float:
+    """Share of the claim's content words found in ``text``: support cannot exceed it."""
+    wanted = content_tokens(claim)
+    if not wanted:
+        return 0.0
+    have = set(content_tokens(text))
+    return float(np.mean([t in have for t in wanted]))
+
+
+_SALIENT = re.compile(r"\b(?:[A-Z][\w'-]+|\d[\d,.:/-]*)")
+
+
+def salient_coverage(claim: str, text: str) -> float:
+    """Share of the claim's names and numbers found in ``text`` (1.0 when it has none)."""
+    wanted = {m.group(0).lower().strip(",.:/-") for m in _SALIENT.finditer(claim)}
+    wanted = {w for w in wanted if w and w not in STOPWORDS}
+    if not wanted:
+        return 1.0
+    haystack = " ".join(_TOKEN.findall(text.lower()))
+    found = [w for w in wanted if re.search(r"(?<!\w)" + re.escape(w.replace(",", "")) + r"(?!\w)",
+                                             haystack.replace(",", ""))]
+    return len(found) / len(wanted)

@@ -1,0 +1,148 @@
+"""Side's decision flow on a real index, a real local web server and the shipped verifier."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from side.cli import main
+from side.config import FetchConfig
+from side.extract.wikitext import extract_claims
+from side.pipeline import Pipeline, cite_web, make_source_loader, url_depth
+from side.retrieval.corpus import Document, build_corpus
+from side.retrieval.retriever import build_index
+from side.sources.fetch import fetch_source
+from side.verify.verifier import Verifier
+
+from httpserver import LocalServer, Response
+
+
+@pytest.mark.parametrize("url, depth", [
+    ("https://example.org", 0), ("https://example.org/", 0), ("https://example.org/news/2020/story.html", 3),
+    ("http://example.org/a//b/?q=1", 2), (None, None),
+])
+def test_url_depth(url, depth):
+    assert url_depth(url) == depth
+
+
+def test_cite_web_is_ready_to_paste():
+    cite = cite_web("https://www.example.org/a/b", "A | title", today=date(2026, 11, 22))
+    assert cite == "{{cite web |url=https://www.example.org/a/b |title=A {{!}} title |website=example.org |access-date=2026-11-22}}"
+
+
+DOCS = [
+    Document("d1", "https://museum.example/eiffel/height", "Eiffel Tower facts",
+             "The Eiffel Tower is 330 metres (1,083 ft) tall. It was the tallest man-made structure in the "
+             "world until 1930. Gustave Eiffel's engineering company designed and built the tower."),
+    Document("d2", "https://fish.example/salmon", "Salmon",
+             "Salmon migrate upstream to spawn in freshwater rivers. Many species of trout live in cold lakes."),
+    Document("d3", "https://trains.example/gauge", "Rail gauge",
+             "Standard gauge railways use a track gauge of 1,435 mm. Broad gauge lines are wider."),
+]
+
+ARTICLE = """'''Eiffel Tower''' is a landmark.
+
+== Design ==
+The tower was completed in 1889. The Eiffel Tower is 330 metres tall.<ref>{{cite web |url=BAD_URL |title=Salmon}}</ref>
+Gustave Eiffel's engineering company designed and built the tower.<ref>[GOOD_URL Tower history]</ref>
+"""
+
+GOOD_PAGE = b"""<html><head><title>Tower history</title></head><body><article>
+<h1>Tower history</h1><p>The tower was built for the 1889 World's Fair in Paris.</p>
+<p>Gustave Eiffel's engineering company designed and built the tower between 1887 and 1889.</p>
+<p>It remains one of the most visited monuments in the world.</p></article></body></html>"""
+
+BAD_PAGE = b"""<html><head><title>Salmon</title></head><body><article><h1>Salmon</h1>
+<p>Salmon migrate upstream to spawn in freshwater rivers.</p>
+<p>Many species of trout live in cold lakes, and fishing licences are required in most regions.</p>
+</article></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    return Verifier.load(device="cpu")
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("index")
+    build_index(build_corpus(DOCS, directory / "corpus"), directory, progress=False)
+    return directory
+
+
+@pytest.fixture()
+def article(tmp_path):
+    server = LocalServer()
+    with server:
+        good = server.add("/tower/history.html", Response(GOOD_PAGE))
+        bad = server.add("/", Response(BAD_PAGE))
+        yield ARTICLE.replace("GOOD_URL", good).replace("BAD_URL", bad), tmp_path
+
+
+def test_unsupported_citation_is_flagged_with_a_better_source(verifier, index_dir, article):
+    from side.retrieval.retriever import Retriever
+
+    wikitext, tmp_path = article
+    config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=2)
+    retriever = Retriever.load(index_dir)
+    loader = make_source_loader(retriever, lambda url: fetch_source(url, config, tmp_path / "cache"))
+    checks = Pipeline(verifier, retriever, loader).verify_claims(extract_claims(wikitext, "Eiffel Tower"))
+    by_title = {c.claim.citation.title: c for c in checks}
+    bad, good = by_title["Salmon"], by_title["Tower history"]
+    assert bad.source_status == good.source_status == "fetched"
+    assert bad.url_depth == 0 and "generic URL" in " ".join(bad.reasons)
+    assert bad.verdict.score < good.verdict.score
+    assert bad.flagged and not good.flagged
+    assert bad.suggestions and bad.suggestions[0].url == DOCS[0].url
+    assert "{{cite web |url=https://museum.example/eiffel/height" in bad.suggestions[0].cite
+    assert "330 metres" in bad.suggestions[0].evidence.text
+
+
+def test_cli_check_offline_json(index_dir, tmp_path, capsys):
+    import json
+
+    path = tmp_path / "Eiffel_Tower.wikitext"
+    path.write_text(ARTICLE.replace("GOOD_URL", "https://unreachable.invalid/a").replace("BAD_URL", "https://x.invalid/"))
+    code = main(["verify", str(path), "--index", str(index_dir), "--offline", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["title"] == "Eiffel Tower" and report["citations"] == 2
+    statuses = {c["source_status"] for c in report["results"]}
+    assert statuses == {"unavailable"}
+    assert all(c["suggestions"] is not None for c in report["results"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "/no/such/article.wikitext"], "no such file"),
+    (["verify", "--offline", "--no-index", "BINARY"], "not UTF-8"),
+])
+def test_cli_check_bad_input_is_one_line(argv, message, tmp_path, capsys):
+    binary = tmp_path / "binary.wikitext"
+    binary.write_bytes(b"\xff\xfe\x00garbage\x80")
+    argv = [str(binary) if a == "BINARY" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("side: error:") and message in err and "\n" not in err
+
+
+@pytest.mark.parametrize("candidate_score, suggested", [(0.38, False), (0.70, True)])
+def test_better_source_reason_names_the_page(verifier, candidate_score, suggested):
+    """A page that outscores the citation is named; below the flag threshold it is not suggested."""
+    from side.pipeline import Result
+    from side.retrieval.corpus import Passage
+    from side.retrieval.retriever import DocumentHit
+    from side.verify.verifier import Verdict
+
+    claim = extract_claims(ARTICLE.replace("BAD_URL", "https://fish.example/salmon").replace("GOOD_URL", "https://x.example/a"),
+                           "Eiffel Tower")[0]
+    check = Result(claim, "fetched", verdict=Verdict("NOT ENOUGH INFO", 0.10), url_depth=1)
+    passage = Passage(0, "d1", DOCS[0].url, DOCS[0].title, DOCS[0].text, 0, 3)
+    hit = DocumentHit("d1", DOCS[0].url, DOCS[0].title, 1.0, passage)
+    checker = Pipeline(verifier, flag_threshold=0.5)
+    checker._decide(check, [(hit, Verdict("SUPPORTS", candidate_score))])
+    assert check.flagged and check.rank == 2
+    reason = next(r for r in check.reasons if "supports the claim better" in r)
+    assert '"Eiffel Tower facts"' in reason
+    assert bool(check.suggestions) is suggested
+    assert ("too weakly to suggest" in reason) is not suggested
