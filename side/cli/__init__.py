@@ -28,13 +28,14 @@ Typical first steps:
   side source URL                show the text Side reads from a cited source
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact
+  side export hf DIR             the verifier as a Hugging Face checkpoint
 """
 
 
 def _command_modules():
-    from side.cli import evaluate, index, source, train, verify
+    from side.cli import evaluate, export, index, source, train, verify
 
-    return [index, verify, source, evaluate, train]
+    return [index, verify, source, evaluate, train, export]
 
 
 def build_parser() -> argparse.ArgumentParser:
