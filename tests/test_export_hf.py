@@ -155,7 +155,7 @@ def test_model_card_has_hub_metadata(exported):
     from huggingface_hub import ModelCard
 
     card = ModelCard.load(exported / "README.md")
-    license_text = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"]["text"]
+    license_text = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"]
     assert card.data.license == license_text.lower()
     assert card.data.library_name == "sentence-transformers"
     assert card.data.pipeline_tag == "text-classification"
