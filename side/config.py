@@ -116,7 +116,8 @@ class BotConfig:
     stream: bool = False
     #: Short wiki id stored with every check (dbname style, e.g. enwiki).
     wiki: str = "enwiki"
-    #: Print what would be posted instead of posting (the default; --post turns it off).
+    #: Print what would be posted instead of posting. side-bot sets it from its command line
+    #: (True unless -post is given), so a value in side.toml or SIDE_BOT_DRY_RUN has no effect.
     dry_run: bool = True
     #: Wikis (ids as in ``wiki``) where talk-page reports are enabled at all.
     talk_report_wikis: list[str] = field(default_factory=list)
