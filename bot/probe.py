@@ -49,13 +49,16 @@ def probe_bot(checkpoint: Path, max_age_s: float, age_s: float | None, grace_s: 
         return Liveness(True, f"starting ({age_s:.0f} s of {grace_s:.0f} s grace)")
     if silent_s is None:
         return Liveness(False, f"no checkpoint at {checkpoint}")
-    return Liveness(False, f"checkpoint {checkpoint} not written for {silent_s:.0f} s (more than {max_age_s:.0f} s)")
+    return Liveness(False, f"checkpoint {checkpoint} not written for {silent_s:.0f} s "
+                           f"(more than {max_age_s:.0f} s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bot.probe",
-                                description="Exit 0 when side-bot has written its checkpoint recently, 1 if not.")
-    p.add_argument("--config", type=Path, help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
+    p = argparse.ArgumentParser(
+        prog="python -m bot.probe",
+        description="Exit 0 when side-bot has written its checkpoint recently, 1 if not.")
+    p.add_argument("--config", type=Path,
+                   help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
     p.add_argument("--checkpoint", type=Path,
                    help="the bot's checkpoint file (default: bot.checkpoint, else var/bot-WIKI.json)")
     p.add_argument("--max-age", type=float, default=DEFAULT_MAX_AGE_S, metavar="S",

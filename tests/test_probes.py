@@ -120,7 +120,8 @@ def test_a_fixed_worker_name_lets_only_one_replica_run(redis_db, tmp_path):
 
 
 def beat(worker: Worker, seconds_ago: float) -> None:
-    worker.connection.hset(worker.key, "last_heartbeat", utcformat(datetime.now(UTC) - timedelta(seconds=seconds_ago)))
+    then = datetime.now(UTC) - timedelta(seconds=seconds_ago)
+    worker.connection.hset(worker.key, "last_heartbeat", utcformat(then))
 
 
 def test_worker_probe_reads_the_heartbeat_of_this_host_s_worker(redis_db):

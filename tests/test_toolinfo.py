@@ -28,7 +28,8 @@ OLD_STYLE = {
     "url": "https://side.toolforge.org/", "keywords": "citations, verifiability",
     "author": [{"name": "Side maintainers"}], "repository": "https://github.com/side/side", "license": "MIT",
     "technology_used": ["Python", "Flask"], "tool_type": "web app", "for_wikis": ["enwiki"],
-    "available_ui_languages": ["en"], "api_url": "https://side.toolforge.org/api/v1", "bot_username": "SideBot",
+    "available_ui_languages": ["en"], "api_url": "https://side.toolforge.org/api/v1",
+    "bot_username": "SideBot",
     "toolinfo_version": "1.2.0",
 }
 

@@ -57,20 +57,26 @@ def probe_worker(connection: redis.Redis, queue_name: str, name_prefix: str, max
     beats = sorted(((now - w.last_heartbeat.astimezone(UTC)).total_seconds(), w.name)
                    for w in workers if w.name.startswith(name_prefix) and w.last_heartbeat is not None)
     if beats and beats[0][0] <= max_age_s:
-        return Liveness(True, f"worker {beats[0][1]} on queue {queue_name!r}: last heartbeat {beats[0][0]:.0f} s ago")
+        age, name = beats[0]
+        return Liveness(True, f"worker {name} on queue {queue_name!r}: last heartbeat {age:.0f} s ago")
     if starting(age_s, grace_s):
-        return Liveness(True, f"starting ({age_s:.0f} s of {grace_s:.0f} s grace): no live worker {name_prefix}* yet")
+        return Liveness(True, f"starting ({age_s:.0f} s of {grace_s:.0f} s grace): "
+                              f"no live worker {name_prefix}* yet")
     if beats:
-        return Liveness(False, f"worker {beats[0][1]} on queue {queue_name!r}: last heartbeat {beats[0][0]:.0f} s "
-                               f"ago (more than {max_age_s:.0f} s)")
+        age, name = beats[0]
+        return Liveness(False, f"worker {name} on queue {queue_name!r}: last heartbeat {age:.0f} s ago "
+                               f"(more than {max_age_s:.0f} s)")
     return Liveness(False, f"no worker {name_prefix}* registered on queue {queue_name!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m workers.probe",
-                                description="Exit 0 when this container's side-worker heartbeats in Redis, 1 if not.")
-    p.add_argument("--config", type=Path, help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
-    p.add_argument("--name", help="the worker's name or its start (default: this host's name, as in host.pid)")
+    p = argparse.ArgumentParser(
+        prog="python -m workers.probe",
+        description="Exit 0 when this container's side-worker heartbeats in Redis, 1 if not.")
+    p.add_argument("--config", type=Path,
+                   help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
+    p.add_argument("--name", help="the worker's name or how it starts (default: this host's name and a dot, "
+                                  "as side-worker's default name host.pid)")
     p.add_argument("--max-age", type=float, default=DEFAULT_MAX_AGE_S, metavar="S",
                    help=f"oldest heartbeat taken for alive (default {DEFAULT_MAX_AGE_S:.0f})")
     p.add_argument("--grace", type=float, default=DEFAULT_GRACE_S, metavar="S",
@@ -90,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     prefix = args.name or f"{socket.gethostname()}."
     with connection:
-        result = probe_worker(connection, config.service.queue, prefix, args.max_age, container_age_s(), args.grace)
+        result = probe_worker(connection, config.service.queue, prefix, args.max_age, container_age_s(),
+                              args.grace)
     return exit_status(result)
 
 

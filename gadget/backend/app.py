@@ -81,7 +81,8 @@ def init_limiter(app: Flask, svc: Services) -> Limiter:
     """
     limiter = Limiter(
         get_remote_address, app=app, storage_uri=svc.config.service.redis_url,
-        storage_options={"connection_pool": svc.redis.connection_pool, "key_prefix": f"{RQ_KEY_PREFIX}:side:limits"},
+        storage_options={"connection_pool": svc.redis.connection_pool,
+                         "key_prefix": f"{RQ_KEY_PREFIX}:side:limits"},
         key_prefix=svc.config.service.queue, headers_enabled=True,
         strategy="moving-window", swallow_errors=True)
     rate = svc.config.service.rate_limit
