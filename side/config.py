@@ -72,8 +72,9 @@ class ServiceConfig:
     #: Redis holding the RQ queue (and the API's rate-limit counters). Side's own port, not a
     #: system Redis on 6379 (often without persistence): ``side-stack`` starts one here with AOF.
     redis_url: str = "redis://127.0.0.1:6390/0"
-    #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3.
-    #: ToolsDB/MariaDB: mysql+pymysql://user:password@host/dbname
+    #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3. MariaDB:
+    #: mysql+pymysql://user:password@host/dbname, or on ToolsDB, credentials left in the tool's
+    #: option file: mysql+pymysql://host/dbname?read_default_file=~/replica.my.cnf
     database_url: str = ""
     queue: str = "side"
     #: A job running longer than this is stopped and kept in the failed-job registry.
