@@ -81,6 +81,14 @@ class Checkpoint:
                    pending=tuple(data.get("pending", ())), handled=int(data.get("handled", 0)))
 
 
+def checkpoint_path(checkpoint: str, wiki: str, var_dir: Path) -> Path:
+    """The checkpoint file: ``bot.checkpoint`` when set, else ``var/bot-<wiki>.json``.
+
+    One definition for the bot and its health check (``bot.probe``), which watches this file.
+    """
+    return Path(checkpoint) if checkpoint else Path(var_dir) / f"bot-{wiki}.json"
+
+
 class CheckpointFile:
     """A JSON checkpoint on disk, replaced atomically on every save."""
 

@@ -61,7 +61,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.changes import (
@@ -74,7 +73,7 @@ from bot.changes import (
     is_revert,
     skip_reason,
 )
-from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile
+from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, checkpoint_path
 from service.store.store import Check, CheckRequest, Store
 from side.config import Config
 from side.errors import ConfigError, InputError, SideError
@@ -355,7 +354,7 @@ def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
         reporter = Reporter(site, store, bot, threshold, config.service.public_url, post=not bot.dry_run, out=out)
         log.info("report threshold %.3f; %s", threshold,
                  "posting" if not bot.dry_run else "dry run (printing what would be posted)")
-    checkpoint = Path(bot.checkpoint or Path(config.var_dir) / f"bot-{bot.wiki}.json")
+    checkpoint = checkpoint_path(bot.checkpoint, bot.wiki, config.var_dir)
     return CitationBot(site, feed, store, make_submit(config, store), CheckpointFile(checkpoint), bot.wiki,
                        reporter=reporter, poll_s=bot.poll_interval_s)
 

@@ -72,8 +72,9 @@ class ServiceConfig:
     #: Redis holding the RQ queue (and the API's rate-limit counters). Side's own port, not a
     #: system Redis on 6379 (often without persistence): ``side-stack`` starts one here with AOF.
     redis_url: str = "redis://127.0.0.1:6390/0"
-    #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3.
-    #: ToolsDB/MariaDB: mysql+pymysql://user:password@host/dbname
+    #: SQLAlchemy URL of the results store; empty = SQLite at var/side.sqlite3. MariaDB:
+    #: mysql+pymysql://user:password@host/dbname, or on ToolsDB, credentials left in the tool's
+    #: option file: mysql+pymysql://host/dbname?read_default_file=~/replica.my.cnf
     database_url: str = ""
     queue: str = "side"
     #: A job running longer than this is stopped and kept in the failed-job registry.
@@ -116,7 +117,8 @@ class BotConfig:
     stream: bool = False
     #: Short wiki id stored with every check (dbname style, e.g. enwiki).
     wiki: str = "enwiki"
-    #: Print what would be posted instead of posting (the default; --post turns it off).
+    #: Print what would be posted instead of posting. side-bot sets it from its command line
+    #: (True unless -post is given), so a value in side.toml or SIDE_BOT_DRY_RUN has no effect.
     dry_run: bool = True
     #: Wikis (ids as in ``wiki``) where talk-page reports are enabled at all.
     talk_report_wikis: list[str] = field(default_factory=list)

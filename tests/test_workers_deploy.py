@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import configparser
-import json
+import importlib
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -13,23 +14,67 @@ from pathlib import Path
 import pytest
 import yaml
 
-from side.config import REPO_ROOT
+from bot.sidebot import apply_options, parse_options
+from side.config import REPO_ROOT, load_config
+from workers.worker import build_parser as worker_parser
 
 DEPLOY = REPO_ROOT / "deploy"
 SCRIPTS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 UNITS = sorted((DEPLOY / "selfhosted").glob("*.service"))
+#: Where bootstrap.sh puts the venv every job runs from.
+VENV_BIN = "$HOME/www/python/venv/bin/"
+
+
+def load_jobs() -> dict[str, dict]:
+    return {job["name"]: job for job in yaml.safe_load((DEPLOY / "toolforge" / "jobs.yaml").read_text())}
 
 
 def test_jobs_yaml_runs_the_worker_and_the_bot_as_continuous_jobs():
-    jobs = yaml.safe_load((DEPLOY / "toolforge" / "jobs.yaml").read_text())
-    by_name = {job["name"]: job for job in jobs}
-    assert set(by_name) == {"side-worker", "side-bot"}
-    for job in jobs:
+    jobs = load_jobs()
+    assert set(jobs) == {"side-worker", "side-bot"}
+    for job in jobs.values():
         assert job["continuous"] is True and job["image"] == "python3.11"
-        assert set(job) <= {"name", "image", "command", "continuous", "cpu", "mem", "emails", "filelog-stdout",
-                            "filelog-stderr", "replicas", "mount", "health-check-script", "port"}
+        assert set(job) <= {"name", "image", "command", "continuous", "cpu", "mem", "emails", "filelog",
+                            "filelog-stdout", "filelog-stderr", "replicas", "mount", "health-check-script",
+                            "port"}
         program = Path(job["command"].split()[0]).name
         assert program in SCRIPTS, f"{program} is not a console script of pyproject.toml"
+
+
+def test_jobs_with_log_paths_turn_file_logging_on():
+    """Toolforge writes filelog-stdout/-stderr only for jobs with ``filelog: true``."""
+    with_paths = [job for job in load_jobs().values() if {"filelog-stdout", "filelog-stderr"} & set(job)]
+    assert with_paths
+    assert [job.get("filelog") for job in with_paths] == [True] * len(with_paths), with_paths
+
+
+def test_the_worker_job_leaves_the_worker_name_to_each_replica():
+    """A fixed --name lets one worker run: RQ refuses a second live worker of that name."""
+    argv = shlex.split(load_jobs()["side-worker"]["command"])
+    assert Path(argv[0]).name == "side-worker"
+    assert worker_parser().parse_args(argv[1:]).name is None
+
+
+def test_every_continuous_job_has_a_health_check_that_runs_a_probe():
+    for job in load_jobs().values():
+        argv = shlex.split(job["health-check-script"])
+        assert argv[:2] == [VENV_BIN + "python", "-m"], job["name"]
+        probe = importlib.import_module(argv[2])
+        probe.build_parser().parse_args(argv[3:])  # options it really has (exits 2 otherwise)
+        assert callable(probe.main)
+    assert shlex.split(load_jobs()["side-worker"]["health-check-script"])[2] == "workers.probe"
+    assert shlex.split(load_jobs()["side-bot"]["health-check-script"])[2] == "bot.probe"
+
+
+def test_the_bot_job_is_a_dry_run_whatever_side_toml_says(tmp_path):
+    """As jobs.yaml's comment says: only -post on the command line makes the bot post."""
+    argv = shlex.split(load_jobs()["side-bot"]["command"])
+    assert "-post" not in argv
+    (tmp_path / "side.toml").write_text("[bot]\ndry_run = false\n")
+    config = load_config(tmp_path / "side.toml", environ={})
+    assert config.bot.dry_run is False
+    assert apply_options(config, parse_options(argv[1:])).bot.dry_run is True
+    assert apply_options(config, parse_options([*argv[1:], "-post"])).bot.dry_run is False
 
 
 def test_service_template_is_a_python311_kubernetes_webservice():
@@ -43,13 +88,6 @@ def test_toolforge_app_exposes_the_web_service_wsgi_app():
     imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gadget.server.wsgi", ["app"])]
     assert (REPO_ROOT / "gadget" / "server" / "wsgi.py").is_file()
-
-
-def test_toolinfo_has_the_required_fields():
-    info = json.loads((DEPLOY / "toolforge" / "toolinfo.json").read_text())
-    for key in ("name", "title", "description", "url", "license", "repository", "tool_type"):
-        assert isinstance(info[key], str) and info[key], key
-    assert info["url"].startswith("https://") and info["name"] == "side"
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda p: p.name)

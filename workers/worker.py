@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
     p.add_argument("--queue", help="queue name (default: service.queue, 'side')")
     p.add_argument("--burst", action="store_true", help="run the jobs already queued, then exit")
-    p.add_argument("--name", help="worker name shown in health checks (default: host.pid)")
+    p.add_argument("--name", help="worker name shown in health checks (default: host.pid, unique per "
+                   "process; a fixed name lets only one worker of that name run at a time)")
     p.add_argument("--max-jobs", type=int, metavar="N", help="exit after N jobs (let a supervisor restart)")
     p.add_argument("--index", type=Path, help="evidence index directory (default: var/index when built)")
     p.add_argument("--no-index", action="store_true", help="no corpus suggestions (score cited sources only)")
@@ -284,9 +285,19 @@ def wait_for_redis(connection: redis.Redis) -> None:
             time.sleep(RECONNECT_S)
 
 
+def default_worker_name() -> str:
+    """``host.pid``: unique per live process, so replicas (one pod each) can all register.
+
+    RQ refuses a second live worker under a name already registered, so a fixed name would
+    let only one replica start. ``workers.probe`` finds this container's worker by the host
+    part.
+    """
+    return f"{socket.gethostname()}.{os.getpid()}"
+
+
 def serve(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any) -> int:
     """Run work loops until stopped; a loop ended by a Redis outage is started again."""
-    name = args.name or f"{socket.gethostname()}.{os.getpid()}"
+    name = args.name or default_worker_name()
     remaining = args.max_jobs
     while True:
         worker = make_worker(config, args, connection, store, name)

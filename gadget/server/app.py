@@ -17,6 +17,7 @@ from flask import Flask, redirect, request, url_for
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from rq.defaults import RQ_KEY_PREFIX
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from gadget.server import api, dashboard, errors, health, metrics
@@ -71,11 +72,18 @@ def init_cors(app: Flask, svc: Services) -> None:
 
 
 def init_limiter(app: Flask, svc: Services) -> Limiter:
-    """Per-client limits on POSTs, counted in Redis so every server process shares them."""
+    """Per-client limits on POSTs, counted in Redis so every server process shares them.
+
+    The counters live under RQ's key prefix (``RQ_KEY_PREFIX``, the tool's secret prefix on a
+    shared Redis) like every other key of Side: the storage's ``key_prefix`` starts each Redis
+    key with it (the limits library would otherwise use ``LIMITS``), and Flask-Limiter's
+    ``key_prefix`` keeps two queues' counters apart.
+    """
     limiter = Limiter(
         get_remote_address, app=app, storage_uri=svc.config.service.redis_url,
-        storage_options={"connection_pool": svc.redis.connection_pool},
-        key_prefix=f"side-limits:{svc.config.service.queue}", headers_enabled=True,
+        storage_options={"connection_pool": svc.redis.connection_pool,
+                         "key_prefix": f"{RQ_KEY_PREFIX}:side:limits"},
+        key_prefix=svc.config.service.queue, headers_enabled=True,
         strategy="moving-window", swallow_errors=True)
     rate = svc.config.service.rate_limit
     limiter.limit(rate, methods=["POST"])(api.routes.bp)

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from side.errors import InputError, SideError
+from service.store.optionfile import read_client_credentials
 
 log = logging.getLogger(__name__)
 
@@ -317,6 +318,32 @@ def _on_sqlite_connect(dbapi_conn, _record) -> None:
     cur.close()
 
 
+#: MySQL drivers that read user and password from ``read_default_file`` themselves.
+OPTION_FILE_DRIVERS = frozenset({"pymysql", "mysqldb"})
+
+
+def option_file_args(url: sa.URL) -> tuple[sa.URL, dict[str, Any]]:
+    """``?read_default_file=PATH`` of a MySQL URL as driver arguments, the file checked first.
+
+    Toolforge's ``replica.my.cnf`` holds the tool's ToolsDB credentials, so the URL names only
+    host and database, e.g. ``mysql+pymysql://tools.db.svc.wikimedia.cloud/s12345__side?
+    read_default_file=~/replica.my.cnf``; the driver reads the file on each new connection
+    (see :mod:`service.store.optionfile`). URLs without the option come back unchanged.
+    """
+    option = url.query.get("read_default_file")
+    if option is None:
+        return url, {}
+    path = Path(option if isinstance(option, str) else option[-1]).expanduser()
+    if url.get_backend_name() not in ("mysql", "mariadb") or url.get_driver_name() not in OPTION_FILE_DRIVERS:
+        raise StoreError(f"read_default_file works with mysql+pymysql or mysql+mysqldb URLs, "
+                         f"not {url.drivername}")
+    if url.password:
+        raise StoreError("the database URL has a password and a read_default_file: "
+                         "keep the password in the file")
+    read_client_credentials(path)
+    return url.difference_update_query(["read_default_file"]), {"read_default_file": str(path)}
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = sa.engine.make_url(url).database
@@ -325,8 +352,9 @@ def make_engine(url: str) -> Engine:
         engine = sa.create_engine(url, connect_args={"timeout": 30})
         sa.event.listen(engine, "connect", _on_sqlite_connect)
         return engine
+    parsed, connect_args = option_file_args(sa.engine.make_url(url))
     # ToolsDB closes idle connections: check them before use and recycle well under its timeout.
-    return sa.create_engine(url, pool_pre_ping=True, pool_recycle=280)
+    return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True, pool_recycle=280)
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:

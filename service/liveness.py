@@ -1,0 +1,58 @@
+"""Liveness verdicts for container health checks (Toolforge's ``health-check-script``).
+
+Toolforge runs a continuous job's health-check script inside the job's container, with the
+container's environment: first as a startup probe (every second, up to 120 tries), then as a
+liveness probe (every 10 s; three failures in a row restart the container; 5 s per run).
+``workers.probe`` (the worker's heartbeat in Redis) and ``bot.probe`` (the bot's checkpoint)
+share what is here: the verdict, the age of the container, so that a process still loading
+its model is not killed for lacking a heartbeat it cannot have yet, and the exit status.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: Exit statuses of a probe: alive, not alive, the probe itself is misconfigured.
+EXIT_ALIVE, EXIT_DEAD, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """A probe's answer, with the reason Kubernetes records in the pod's events."""
+
+    alive: bool
+    reason: str
+
+
+def container_age_s(proc: Path = Path("/proc")) -> float | None:
+    """Seconds since this PID namespace's first process (the container's) started.
+
+    None where ``/proc`` does not say (not Linux): callers then grant no start-up grace.
+    """
+    try:
+        stat = (proc / "1" / "stat").read_text()
+        uptime_s = float((proc / "uptime").read_text().split()[0])
+        # Fields after the command name (which may hold spaces) start at field 3 (state);
+        # field 22, starttime in clock ticks since boot, is index 19 of them.
+        start_ticks = int(stat.rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime_s - start_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def starting(age_s: float | None, grace_s: float) -> bool:
+    """True while the container is younger than the start-up grace."""
+    return age_s is not None and age_s <= grace_s
+
+
+def exit_status(result: Liveness) -> int:
+    """Log the verdict as one line on stdout (probe output) and return the exit status."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    log.info("%s: %s", "alive" if result.alive else "NOT alive", result.reason)
+    return EXIT_ALIVE if result.alive else EXIT_DEAD
