@@ -33,7 +33,8 @@ class FetchConfig:
     timeout_s: float = 10.0
     max_bytes: int = 10 * 1024 * 1024
     max_redirects: int = 5
-    #: Hosts or CIDR networks that may be contacted although they are private/loopback.
+    #: Hosts or CIDR networks that may be contacted although they are private/loopback:
+    #: ``host`` (any port) or ``host:port`` (that port only; IPv6 as ``[::1]:8080``).
     allow_hosts: list[str] = field(default_factory=list)
     user_agent: str = "SideBot/0.1 (citation verification; https://github.com/side)"
 

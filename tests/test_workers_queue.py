@@ -134,6 +134,16 @@ def test_worker_exits_2_without_traceback_when_redis_is_down(tmp_path):
     assert done.stderr.strip().splitlines() == [expected]  # one line, no traceback
 
 
+def test_worker_exits_2_on_a_malformed_fetch_allow_entry(tmp_path):
+    env = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1:99999", "SIDE_SERVICE_REDIS_URL": "redis://127.0.0.1:1/0",
+           "SIDE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin"}
+    done = subprocess.run([sys.executable, "-m", "workers", "--no-index"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "side-worker: error: fetch.allow_hosts entry '127.0.0.1:99999': port must be 1-65535"]
+
+
 def test_health_counts_jobs_and_lists_failures_with_reasons(store, queue, config):
     submit(store, queue, new_check(), config)
     other, _ = submit(store, queue, new_check(revision=2), config)
