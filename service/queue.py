@@ -3,7 +3,10 @@
 Every producer (the bot, the web API, benchmarks) goes through :func:`submit`, so the rules
 live in one place:
 
-- the Check row is written first (``Store.add_check`` is idempotent), then its job is queued;
+- the Check row is written first (``Store.add_check`` is idempotent), then its job is queued,
+  both under a per-check lock in Redis taken before anything is written: when Redis cannot be
+  reached or refuses the job, a row this call created is deleted again, so a refused request
+  stores nothing (a row stored by an earlier, acknowledged request is kept);
 - the job id *is* the check id (``service.store.store.check_key``: wiki + revision + claims), and a job
   that is already queued, running or waiting for a retry is left alone, so submitting the same
   work twice runs it once;
@@ -151,22 +154,55 @@ def submit(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig)
     """Store the Check (idempotent) and queue its job unless it is done or already pending.
 
     Returns ``(record, enqueued)``. Submitting a failed check queues it again (status back to
-    ``queued``); submitting a done check returns it as it is, with ``enqueued`` False.
+    ``queued``); submitting a done check returns it as it is, with ``enqueued`` False (from
+    the store alone, so known results are answered while Redis is down). Raises
+    :class:`QueueUnavailableError` when the job cannot be queued, having stored nothing new.
     """
-    record, _created = store.add_check(new)
-    if record.status == "done":
-        return record, False
+    known = store.check(new.id)
+    if known is not None and known.status == "done":
+        return known, False
+    lock = queue.connection.lock(_SUBMIT_LOCK.format(new.id), timeout=30, blocking_timeout=10)
     try:
-        with queue.connection.lock(_SUBMIT_LOCK.format(record.id), timeout=30, blocking_timeout=10):
-            enqueued = enqueue_check(queue, record, config)
-    except redis.exceptions.LockError as exc:
-        raise QueueUnavailableError(f"could not lock check {record.id} for queueing: {exc}") from exc
+        if not lock.acquire():
+            raise QueueUnavailableError(f"could not lock check {new.id} for queueing within 10 s")
     except redis.RedisError as exc:
-        raise QueueUnavailableError(f"cannot queue check {record.id}: {exc}") from exc
+        raise QueueUnavailableError(f"cannot queue check {new.id}: {exc}") from exc
+    try:
+        record, enqueued = _store_and_enqueue(store, queue, new, config)
+    finally:
+        try:
+            lock.release()
+        except redis.RedisError as exc:  # LockError included; the lock expires on its own
+            log.warning("could not release the submit lock of %s: %s", new.id, exc)
     if enqueued and record.status != "queued":
         store.requeue(record.id)
         record = store.check(record.id) or record
     return record, enqueued
+
+
+def _store_and_enqueue(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig,
+                       ) -> tuple[Check, bool]:
+    """The part of :func:`submit` under its lock: no other submitter of this check runs it
+    meanwhile, so a row this call created and then deletes was never handed to anyone."""
+    record, created = store.add_check(new)
+    if record.status == "done":
+        return record, False
+    try:
+        return record, enqueue_check(queue, record, config)
+    except redis.RedisError as exc:
+        if created:
+            _discard(store, record.id, exc)
+        raise QueueUnavailableError(f"cannot queue check {record.id}: {exc}") from exc
+
+
+def _discard(store: Store, check_id: str, why: Exception) -> None:
+    """Delete the row of a check that could not be queued; if even that fails, the row stays
+    and ``requeue_lost`` queues it later (work is never lost, only possibly done unasked)."""
+    try:
+        if store.discard_check(check_id):
+            log.warning("could not queue new check %s, so it is not stored: %s", check_id, why)
+    except Exception:  # the store's own failure must not hide the queue's
+        log.exception("could not delete check %s after failing to queue it", check_id)
 
 
 def requeue_lost(store: Store, queue: Queue, config: ServiceConfig, older_than_s: float = REQUEUE_AFTER_S,

@@ -33,7 +33,8 @@ class FetchConfig:
     timeout_s: float = 10.0
     max_bytes: int = 10 * 1024 * 1024
     max_redirects: int = 5
-    #: Hosts or CIDR networks that may be contacted although they are private/loopback.
+    #: Hosts or CIDR networks that may be contacted although they are private/loopback:
+    #: ``host`` (any port) or ``host:port`` (that port only; IPv6 as ``[::1]:8080``).
     allow_hosts: list[str] = field(default_factory=list)
     user_agent: str = "SideBot/0.1 (citation verification; https://github.com/side)"
 
@@ -85,8 +86,11 @@ class ServiceConfig:
     #: Wiki origins whose pages may call the API from a browser (the gadget).
     cors_origins: list[str] = field(default_factory=lambda: [
         "https://en.wikipedia.org", "https://test.wikipedia.org", "https://meta.wikimedia.org"])
-    #: Per-client limit for POST requests (flask-limiter syntax).
+    #: Per-client limit for POST requests, one budget across the API and the dashboard's forms
+    #: (flask-limiter syntax).
     rate_limit: str = "60/minute"
+    #: A stricter per-client limit for feedback (API and dashboard), counted on top of rate_limit.
+    feedback_rate_limit: str = "20/minute"
     max_body_bytes: int = 512 * 1024
     host: str = "127.0.0.1"
     port: int = 8765
@@ -95,6 +99,8 @@ class ServiceConfig:
     #: Script path (where index.php lives) per wiki id, for diff and article links; Wikimedia ids
     #: (enwiki, dewiktionary, commonswiki...) need no entry. TOML table, or "id=url,id=url" in env.
     wiki_urls: dict[str, str] = field(default_factory=dict)
+    #: Origins (wikis) whose pages may frame the dashboard; empty: no page may (CSP frame-ancestors).
+    frame_ancestors: list[str] = field(default_factory=list)
     #: Reverse proxies in front of the app (Toolforge: 1); X-Forwarded-For is trusted only then.
     proxy_hops: int = 0
     #: Threads of the WSGI server (side-web).

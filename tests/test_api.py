@@ -372,7 +372,7 @@ def test_healthz_reports_each_component(client):
     assert components["database"]["schema"]
     assert components["model"]["ok"] and components["model"]["missing"] == []
     assert 0 < components["model"]["flag_threshold"] < 1
-    assert components["workers"] == {"ok": False, "live": 0, "workers": []}
+    assert components["workers"] == {"ok": False, "live": 0, "workers": [], "supervised": []}
     assert body["status"] == "degraded"  # serving, but no worker would run the checks
 
 

@@ -145,6 +145,26 @@ def test_copy_button_copies_the_citation(stack, flagged_check, page):
     assert page.evaluate("navigator.clipboard.readText()").startswith("{{cite web |url=")
 
 
+def test_pages_work_under_the_content_security_policy(stack, flagged_check, page):
+    """No inline script or style: every page loads with the policy in force and nothing is
+    refused (a refusal is a console error), the score bars keep their width, copy still works."""
+    [result] = stack.store().results(flagged_check)
+    paths = ["/dashboard/", f"/dashboard/checks/{flagged_check}", "/dashboard/stats", f"/dashboard/results/{result.id}"]
+    for path in paths:
+        response = page.goto(f"{stack.web_url}{path}")
+        headers = response.all_headers()
+        assert "script-src 'self'" in headers["content-security-policy"], path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "same-origin"
+    score = float(page.locator("article.suggestion .score-num").first.inner_text())  # e.g. 0.91
+    bar = page.locator("article.suggestion .score-fill").first
+    assert score > 0.5 and abs(bar.evaluate("e => e.getBoundingClientRect().width") - 56 * score) < 1.5
+    # Chromium reports each refusal as a console error; a favicon fetch cut short by the next
+    # navigation (requestfailed) is not one.
+    assert [m for m in page.side_console if not m.startswith("requestfailed:")] == []
+
+
 def test_stats_page_renders_its_plots(stack, flagged_check, page):
     page.goto(f"{stack.web_url}/dashboard/stats")
     assert page.locator("svg.chart").count() == 4
@@ -168,6 +188,11 @@ def test_served_app_refuses_bad_requests_and_stores_nothing(stack, flagged_check
                        timeout=10), 400),
         (requests.post(f"{api}/checks", data=b"x" * (1024 * 1024), headers={"Content-Type": "application/json"},
                        timeout=30), 413),
+        # beyond waitress's own buffer (4x the limit): waitress answers, in the same JSON shape
+        (requests.post(f"{api}/checks", data=b"x" * (3 * 1024 * 1024), headers={"Content-Type": "application/json"},
+                       timeout=30), 413),
+        (requests.post(f"{api}/checks", data="[" * 50_000 + "]" * 50_000, headers={"Content-Type": "application/json"},
+                       timeout=30), 400),
         (requests.post(f"{api}/checks", data="wiki=enwiki", timeout=10), 415),
         (requests.get(f"{api}/checks/chk_{'0' * 32}", timeout=10), 404),
         (requests.post(f"{api}/checks", json={"wiki": "enwiki", "title": "A", "claims": [{"text": "A."}]},

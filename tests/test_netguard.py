@@ -11,10 +11,12 @@ import socket
 
 import pytest
 
-from side.errors import SourceBlockedError, SourceFetchError
+from side.config import FetchConfig
+from side.errors import ConfigError, SourceBlockedError, SourceFetchError
+from side.sources.fetch import fetch_source
 from side.sources.netguard import AllowList, blocked_reason, check_url, check_url_addresses, guarded_session
 
-from httpserver import LocalServer, Response
+from httpserver import LocalServer, Response, redirect
 
 _real_getaddrinfo = socket.getaddrinfo
 
@@ -180,11 +182,68 @@ def test_allow_hosts_by_ip_network_and_name(fake_dns):
 
 
 def test_allow_list_parsing():
-    allow = AllowList.parse(["127.0.0.1", "10.0.0.0/8", "Example.ORG.", " ", "[::1]"])
-    assert allow.names == frozenset({"example.org"})
-    assert allow.allows_ip(ipaddress.ip_address("10.2.3.4"))
-    assert allow.allows_ip(ipaddress.ip_address("::1"))
-    assert not allow.allows_ip(ipaddress.ip_address("127.0.0.2"))
+    allow = AllowList.parse(["127.0.0.1", "10.0.0.0/8", "Example.ORG.", " ", "[::1]", "intranet.test:8443",
+                             "127.0.0.2:8080", "[fd00::/8]:9000", "::2"])
+    assert allow.names == frozenset({("example.org", None), ("intranet.test", 8443)})
+    assert allow.allows_ip(ipaddress.ip_address("10.2.3.4"), 80)
+    assert allow.allows_ip(ipaddress.ip_address("::1"), 6379)
+    assert allow.allows_ip(ipaddress.ip_address("::2"), 1)
+    assert allow.allows_ip(ipaddress.ip_address("127.0.0.2"), 8080)
+    assert not allow.allows_ip(ipaddress.ip_address("127.0.0.2"), 8081)
+    assert allow.allows_ip(ipaddress.ip_address("fd00::5"), 9000)
+    assert not allow.allows_ip(ipaddress.ip_address("fd00::5"), 9001)
+    assert not allow.allows_ip(ipaddress.ip_address("127.0.0.3"), 80)
+    assert allow.allows_name("intranet.test", 8443) and not allow.allows_name("intranet.test", 443)
+
+
+def test_an_allowed_host_with_a_port_is_allowed_on_that_port_only(fake_dns):
+    """Abuse case: with ``127.0.0.1:8080`` allowed, any other port on it stays refused (it used
+    to be kept as a host name that never matched); a host alone still allows every port."""
+    fake_dns["intranet.test"] = ["10.9.9.9"]
+    check_url("http://127.0.0.1:8080/", allow_hosts=["127.0.0.1:8080"])
+    check_url("http://[::1]:8080/", allow_hosts=["[::1]:8080"])
+    check_url("https://intranet.test:8443/", allow_hosts=["intranet.test:8443"])
+    check_url("http://intranet.test/", allow_hosts=["intranet.test:80"])
+    check_url("http://127.0.0.1:6379/", allow_hosts=["127.0.0.1"])
+    for url, allowed in [("http://127.0.0.1:6379/", "127.0.0.1:8080"), ("http://127.0.0.1/", "127.0.0.1:8080"),
+                         ("http://[::1]:6379/", "[::1]:8080"), ("https://intranet.test/", "intranet.test:8443"),
+                         ("http://127.0.0.5:8080/", "127.0.0.1:8080")]:
+        with pytest.raises(SourceBlockedError):
+            check_url(url, allow_hosts=[allowed])
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1:0", "127.0.0.1:65536", "localhost:http", "http://127.0.0.1",
+                                   "[127.0.0.1]:80", "[::1]:", "bad host", "a/b", "user@host"])
+def test_malformed_allow_entries_are_refused(entry):
+    """A typo is a configuration error, not an entry that silently never matches."""
+    with pytest.raises(ConfigError, match="allow_hosts"):
+        AllowList.parse([entry])
+
+
+def test_cloud_host_agent_and_ipv6_documentation_addresses_are_refused():
+    """Abuse case: Python 3.11 calls both global, yet neither is a public web server."""
+    for host in ("168.63.129.16", "[3fff::1]", "[3fff:fff:ffff::1]"):
+        with pytest.raises(SourceBlockedError):
+            check_url(f"http://{host}/")
+    assert "metadata" in blocked_reason(ipaddress.ip_address("168.63.129.16"))
+    assert "3fff::/20" in blocked_reason(ipaddress.ip_address("3fff::1"))
+    assert blocked_reason(ipaddress.ip_address("3fff:1000::1")) is None  # just outside the /20
+
+
+def test_a_redirect_to_another_port_of_an_allowed_host_is_refused():
+    """Abuse case, over real sockets: two servers on 127.0.0.1; only the first one's port is
+    allowed, and its redirect to the second is refused before connecting to it."""
+    with LocalServer() as allowed, LocalServer() as other:
+        other.add("/secret", Response(body=b"<html><body><p>internal admin page</p></body></html>"))
+        allowed.add("/hop", redirect(other.url("/secret")))
+        config = FetchConfig(timeout_s=2, allow_hosts=[f"127.0.0.1:{allowed.port}"])
+        with pytest.raises(SourceBlockedError, match=str(other.port)):
+            fetch_source(allowed.url("/hop"), config)
+        assert allowed.hits["/hop"] == 1 and other.hits["/secret"] == 0
+
+        both = FetchConfig(timeout_s=2, allow_hosts=[f"127.0.0.1:{allowed.port}", f"127.0.0.1:{other.port}"])
+        assert "internal admin page" in fetch_source(allowed.url("/hop"), both).text
+        assert other.hits["/secret"] == 1
 
 
 def test_blocked_reason_classes():

@@ -134,6 +134,16 @@ def test_worker_exits_2_without_traceback_when_redis_is_down(tmp_path):
     assert done.stderr.strip().splitlines() == [expected]  # one line, no traceback
 
 
+def test_worker_exits_2_on_a_malformed_fetch_allow_entry(tmp_path):
+    env = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1:99999", "SIDE_SERVICE_REDIS_URL": "redis://127.0.0.1:1/0",
+           "SIDE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin"}
+    done = subprocess.run([sys.executable, "-m", "workers", "--no-index"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "side-worker: error: fetch.allow_hosts entry '127.0.0.1:99999': port must be 1-65535"]
+
+
 def test_health_counts_jobs_and_lists_failures_with_reasons(store, queue, config):
     submit(store, queue, new_check(), config)
     other, _ = submit(store, queue, new_check(revision=2), config)
@@ -163,8 +173,41 @@ def test_submit_says_so_when_redis_goes_away(store, config, redis_db):
     try:
         with pytest.raises(QueueUnavailableError):
             submit(store, queue, new_check(), config)
+        assert store.checks() == []  # refused: nothing stored for a worker to run later
     finally:
         redis_db.start()
+
+
+@pytest.fixture
+def refusing_queue(queue):
+    """Redis answers (the submit lock works) but refuses the job: RQ's queue set is a string."""
+    queue.connection.set("rq:queues", "not a set")
+    yield queue
+    queue.connection.delete("rq:queues")
+
+
+def test_a_new_check_whose_job_is_refused_is_not_stored(store, refusing_queue, config):
+    with pytest.raises(QueueUnavailableError, match="WRONGTYPE"):
+        submit(store, refusing_queue, new_check(), config)
+    assert store.checks() == [] and job_status(refusing_queue, new_check().id) is None
+    assert requeue_lost(store, refusing_queue, config, older_than_s=0) == []  # nothing left to run later
+
+
+def test_an_acknowledged_check_is_kept_when_its_requeue_is_refused(store, queue, config):
+    """Resubmitting work stored by an earlier, acknowledged request never deletes it."""
+    record, enqueued = submit(store, queue, new_check(), config)
+    assert enqueued
+    Job.fetch(record.id, connection=queue.connection, serializer=queue.serializer).delete()  # Redis lost it
+    store.fail(record.id, "worker lost")
+    queue.connection.set("rq:queues", "not a set")
+    try:
+        with pytest.raises(QueueUnavailableError):
+            submit(store, queue, new_check(), config)
+    finally:
+        queue.connection.delete("rq:queues")
+    assert store.check(record.id).status == "failed"
+    again, enqueued = submit(store, queue, new_check(), config)
+    assert enqueued and again.status == "queued"
 
 
 # -- fetch retries (the worker's source loader) ----------------------------------------------

@@ -79,3 +79,67 @@ def test_side_stack_serves_the_api(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def wait_for_json(url: str, ready, timeout: float = 180.0) -> dict:
+    """GET ``url`` until ``ready(body)`` holds; fail with the last body."""
+    import requests
+
+    deadline, body = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        try:
+            body = requests.get(url, timeout=10).json()
+        except (requests.RequestException, ValueError):
+            body = None
+        if body is not None and ready(body):
+            return body
+        time.sleep(0.5)
+    pytest.fail(f"{url} never got ready: {body}")
+
+
+def first_slot(health: dict) -> dict:
+    """The first supervised worker slot /healthz reports, or {} while there is none."""
+    slots = health.get("components", {}).get("workers", {}).get("supervised", [])
+    return slots[0] if slots else {}
+
+
+@pytest.mark.skipif(not web_available(), reason="the web service (gadget.server.serve) is not written yet")
+def test_a_killed_worker_is_restarted_while_redis_and_the_api_keep_serving(tmp_path):
+    """kill -9 the only worker: the stack stays up, the API still takes a check, a new worker
+    comes up after the backoff (/healthz shows the restart and the exit) and runs the check."""
+    import requests
+
+    process, redis_port = start_stack(tmp_path, "--port", str(free_port()))
+    try:
+        output = read_until(process, "Ctrl-C stops everything.")
+        web = re.search(r"Web       (http://\S+)/ ", output).group(1)
+        worker_pid = int(re.search(r"Worker    pid (\d+)", output).group(1))
+        wait_for_json(f"{web}/healthz", lambda b: first_slot(b).get("state") == "running", timeout=30)
+        os.kill(worker_pid, signal.SIGKILL)
+        wait_for_json(f"{web}/healthz", lambda b: first_slot(b).get("last_exit_status") == -signal.SIGKILL,
+                      timeout=30)
+
+        body = {"wiki": "enwiki", "title": "Foo", "claims": [{"key": "c1", "text": "Foo was founded in 1990."}]}
+        response = requests.post(f"{web}/api/v1/checks", json=body, timeout=10)
+        assert response.status_code == 202, response.text
+        check_id = response.json()["check"]["id"]
+        assert redis.Redis(port=redis_port).ping()
+        assert process.poll() is None
+
+        health = wait_for_json(f"{web}/healthz",
+                               lambda b: first_slot(b).get("state") == "running" and first_slot(b)["restarts"] == 1)
+        [slot] = health["components"]["workers"]["supervised"]
+        assert slot["pid"] not in (None, worker_pid) and pid_alive(slot["pid"])
+        assert slot["last_exit_at"] and slot["name"].endswith("-r1")
+        check = wait_for_json(f"{web}/api/v1/checks/{check_id}",
+                              lambda b: b["check"]["status"] in ("done", "failed"), timeout=240)["check"]
+        assert check["status"] == "done", check
+        assert len(check["results"]) == 1
+
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0
+        assert not pid_alive(slot["pid"])
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -9,6 +9,12 @@ until each answers (Redis PING, the worker registered with RQ after loading the 
 service's ``/healthz``), prints the URLs, and on Ctrl-C or SIGTERM stops them all. A Redis
 already answering at ``service.redis_url`` is reused (and left running).
 
+A worker that dies is restarted after a backoff (1 s, doubling up to 5 minutes; after more
+than ``--max-restarts`` exits within 30 minutes its slot is given up on), while Redis and the
+web service keep running: the queue holds the work meanwhile. Each slot's state (restarts,
+last exit) is published in Redis for ``/healthz`` (:mod:`service.supervision`). Only Redis or
+the web service dying stops the whole stack.
+
 The same :class:`Stack` class starts the stack of the integration tests
 (``tests/harness/stack.py``), so what the README shows is what the tests run.
 """
@@ -19,6 +25,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -33,8 +40,10 @@ import requests
 from rq import Worker
 
 from service.health import aof_enabled
+from service.supervision import SlotState, publish_workers, unpublish_workers
 from side.config import REPO_ROOT, load_config
 from side.errors import SideError
+from workers.supervise import RestartPolicy, WorkerSlot, exit_description
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +54,8 @@ DEFAULT_STOP_GRACE_S = 10.0
 #: The web service's entry point (gadget/server), started by module name.
 WEB_MODULE = "gadget.server.serve"
 REDIS_SERVER = os.environ.get("SIDE_REDIS_SERVER", "redis-server")
+#: Seconds between two rounds of supervision (dead workers, registrations, published state).
+SUPERVISE_INTERVAL_S = 1.0
 
 
 class StackError(SideError):
@@ -112,7 +123,13 @@ class Stack:
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     parts: list[Part] = field(default_factory=list)
     started_redis: bool = False
+    #: The RQ queue the workers serve (default: SIDE_SERVICE_QUEUE of ``env``, else the config's).
+    queue: str = ""
+    restart: RestartPolicy = field(default_factory=RestartPolicy)
+    slots: dict[int, WorkerSlot] = field(default_factory=dict)
+    _slot_parts: dict[int, Part] = field(default_factory=dict)
     _worker_count: int = 0
+    _supervision_client: redis.Redis | None = None
 
     @property
     def web_url(self) -> str:
@@ -121,6 +138,17 @@ class Stack:
     @property
     def api_url(self) -> str:
         return f"{self.web_url}/api/v1"
+
+    @property
+    def queue_name(self) -> str:
+        if not self.queue:
+            self.queue = self.child_env().get("SIDE_SERVICE_QUEUE") or load_config().service.queue
+        return self.queue
+
+    @property
+    def supervisor_id(self) -> str:
+        """This stack in the published worker states (several stacks may share one Redis)."""
+        return f"{socket.gethostname()}:{os.getpid()}"
 
     def child_env(self) -> dict[str, str]:
         """The environment of every part: one Redis, one database, the caller's overrides."""
@@ -195,20 +223,28 @@ class Stack:
             log.warning("the Redis at %s keeps no AOF: queued checks survive its restart only through the "
                         "workers' store reconciliation (requeue_lost)", self.redis_url)
 
+    def _registered(self, name: str) -> bool:
+        """Whether the worker ``name`` has registered with RQ on our queue (model loaded)."""
+        with self.redis_client() as client:
+            return any(w.name == name for w in Worker.all(connection=client) if self.queue_name in w.queue_names())
+
+    def _spawn_worker(self, slot: WorkerSlot) -> Part:
+        """Start a process for ``slot`` without waiting; a restart gets a new RQ name, because
+        the killed one stays registered until its key expires."""
+        name = f"stack-{os.getpid()}-{slot.slot}" + (f"-r{slot.restarts}" if slot.restarts else "")
+        argv = [sys.executable, "-m", "workers", "--name", name, *self.worker_args, *slot.extra_args]
+        part = self._spawn(f"worker-{slot.slot}", argv)
+        self._slot_parts[slot.slot] = part
+        slot.started(name, part.process.pid, registered=False)
+        return part
+
     def start_worker(self, extra_args: Sequence[str] = ()) -> Part:
         """One more ``side-worker``; returns once it has loaded the model and registered."""
         self._worker_count += 1
-        name = f"stack-{os.getpid()}-{self._worker_count}"
-        argv = [sys.executable, "-m", "workers", "--name", name, *self.worker_args, *extra_args]
-        part = self._spawn(f"worker-{self._worker_count}", argv)
-        queue = self.child_env().get("SIDE_SERVICE_QUEUE") or load_config().service.queue
-
-        def registered() -> bool:
-            with self.redis_client() as client:
-                return any(w.name == name for w in Worker.all(connection=client)
-                           if queue in w.queue_names())
-
-        self._wait(part, f"worker {name}", registered)
+        slot = self.slots[self._worker_count] = WorkerSlot(self._worker_count, extra_args=tuple(extra_args))
+        part = self._spawn_worker(slot)
+        self._wait(part, f"worker {slot.name}", lambda: self._registered(slot.name))
+        slot.state = SlotState.RUNNING
         return part
 
     def start_web(self) -> Part:
@@ -235,12 +271,96 @@ class Stack:
     def dead_parts(self) -> list[Part]:
         return [p for p in self.parts if not p.alive]
 
+    # -- supervision ------------------------------------------------------------------------
+
+    def _forget(self, part: Part) -> None:
+        part.stop()  # reaps it, kills stragglers in its group, closes its log
+        if part in self.parts:
+            self.parts.remove(part)
+
+    def _supervise_slot(self, slot: WorkerSlot) -> None:
+        part = self._slot_parts.get(slot.slot)
+        if part is not None and part not in self.parts:  # taken out by the caller (tests kill workers so)
+            del self.slots[slot.slot]
+            return
+        if part is not None and slot.state in (SlotState.STARTING, SlotState.RUNNING):
+            if not part.alive:
+                status = part.process.returncode
+                log.error("%s (%s) exited with %s; its log ends:\n%s", part.name, slot.name,
+                          exit_description(status), part.log_tail())
+                self._forget(part)
+                del self._slot_parts[slot.slot]
+                slot.exited(status, self.restart)
+            elif slot.state == SlotState.STARTING:
+                if self._registered(slot.name):
+                    slot.state = SlotState.RUNNING
+                    log.info("%s (%s, pid %d) is back and serving the queue", part.name, slot.name,
+                             part.process.pid)
+                elif time.monotonic() - slot.started_mono > self.start_timeout_s:
+                    log.error("%s (%s) did not register within %.0f s; stopping it", part.name, slot.name,
+                              self.start_timeout_s)
+                    part.stop()
+        elif slot.due():
+            slot.restarts += 1
+            part = self._spawn_worker(slot)
+            log.info("restarted %s as %s (pid %d), restart %d", part.name, slot.name, part.process.pid,
+                     slot.restarts)
+
+    def supervise(self) -> list[Part]:
+        """One round: restart dead workers as :attr:`restart` allows, publish the slots' state.
+
+        Returns the parts other than workers that died (Redis, the web service): those stop
+        the stack. Redis being briefly unreachable only skips this round's publishing.
+        """
+        fatal = [p for p in self.parts if not p.alive and not p.name.startswith("worker-")]
+        if fatal:
+            return fatal
+        for slot in list(self.slots.values()):
+            try:
+                self._supervise_slot(slot)
+            except redis.RedisError as exc:
+                log.warning("supervising worker slot %d: Redis unavailable (%s)", slot.slot, exc)
+        self.publish_slots()
+        return []
+
+    def _client(self) -> redis.Redis:
+        if self._supervision_client is None:
+            self._supervision_client = redis.Redis.from_url(self.redis_url, socket_connect_timeout=2,
+                                                            socket_timeout=2)
+        return self._supervision_client
+
+    def publish_slots(self) -> None:
+        """Write each worker slot's state to Redis for /healthz (best effort)."""
+        try:
+            publish_workers(self._client(), self.queue_name,
+                            [slot.record(self.supervisor_id) for slot in self.slots.values()])
+        except redis.RedisError as exc:
+            log.debug("could not publish the workers' state: %s", exc)
+
+    def _unpublish_slots(self) -> None:
+        if not self.slots:
+            return
+        try:
+            unpublish_workers(self._client(), self.queue_name,
+                              [slot.record(self.supervisor_id) for slot in self.slots.values()])
+        except redis.RedisError as exc:
+            log.debug("could not remove the workers' state: %s", exc)
+
     def stop(self) -> None:
         """Web first, then workers (warm shutdown), then the Redis this stack started."""
         for part in sorted(self.parts, key=lambda p: (p.name == "redis", p.name.startswith("worker-"))):
+            if part.name == "redis":
+                self._unpublish_slots()
             part.stop()
             log.info("stopped %s", part.name)
+        if not self.started_redis:
+            self._unpublish_slots()
         self.parts.clear()
+        self.slots.clear()
+        self._slot_parts.clear()
+        if self._supervision_client is not None:
+            self._supervision_client.close()
+            self._supervision_client = None
 
     def __enter__(self) -> Self:
         return self.start()
@@ -261,6 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, metavar="N", help="number of workers (default 1)")
     p.add_argument("--no-web", action="store_true", help="start Redis and workers only")
     p.add_argument("--no-index", action="store_true", help="workers suggest no sources from an index")
+    p.add_argument("--max-restarts", type=int, default=RestartPolicy.max_restarts, metavar="N",
+                   help="a dead worker is restarted after a growing wait (1 s doubling to 5 min); after more "
+                   f"than N exits within {RestartPolicy.window_s / 60:.0f} minutes it is given up on "
+                   f"(default {RestartPolicy.max_restarts}; 0 never restarts)")
     return p
 
 
@@ -277,7 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack = Stack(redis_url=config.service.redis_url, database_url=config.database_url, log_dir=var / "log" / "stack",
                   redis_dir=var / "redis", host="127.0.0.1", web_port=args.port or config.service.port,
                   workers=args.workers, with_web=not args.no_web, env=env,
-                  worker_args=["--no-index"] if args.no_index else [])
+                  worker_args=["--no-index"] if args.no_index else [], queue=config.service.queue,
+                  restart=RestartPolicy(max_restarts=max(0, args.max_restarts)))
 
     def on_signal(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -294,10 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stack.with_web:
             print(f"Web       {stack.web_url}/  API {stack.api_url}/checks  health {stack.web_url}/healthz")
         print("Ctrl-C stops everything.", flush=True)
-        while not (dead := stack.dead_parts()):
-            time.sleep(1)
+        while not (dead := stack.supervise()):
+            time.sleep(SUPERVISE_INTERVAL_S)
         for part in dead:
-            log.error("%s exited with status %s:\n%s", part.name, part.process.returncode, part.log_tail())
+            log.error("%s exited with %s; stopping the stack:\n%s", part.name,
+                      exit_description(part.process.returncode), part.log_tail())
         return 1
     except StackError as exc:
         print(f"side-stack: error: {exc}", file=sys.stderr)

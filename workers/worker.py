@@ -326,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         config = load_config(args.config)
+        from side.sources.netguard import AllowList
+
+        AllowList.parse(config.fetch.allow_hosts)  # a malformed entry stops the worker here, not each fetch
         if args.queue:
             config.service.queue = args.queue
         connection = redis_connection(config.service.redis_url)

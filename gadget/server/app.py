@@ -20,7 +20,7 @@ from flask_limiter.util import get_remote_address
 from rq.defaults import RQ_KEY_PREFIX
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from gadget.server import api, dashboard, errors, health, metrics
+from gadget.server import api, dashboard, errors, health, metrics, security
 from gadget.server.errors import ForbiddenOriginError
 from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter, load_flag_threshold
@@ -71,8 +71,16 @@ def init_cors(app: Flask, svc: Services) -> None:
          max_age=PREFLIGHT_MAX_AGE_S, supports_credentials=False, vary_header=True)
 
 
+#: Endpoints that record feedback: they share a stricter budget of their own.
+FEEDBACK_ENDPOINTS = frozenset({"api.post_feedback", "dashboard.result_feedback"})
+
+
 def init_limiter(app: Flask, svc: Services) -> Limiter:
     """Per-client limits on POSTs, counted in Redis so every server process shares them.
+
+    One budget (``service.rate_limit``) per client across every POST of the API and the
+    dashboard, shared limits rather than one per endpoint (which would let a client spend the
+    budget once per endpoint); feedback also counts against its own stricter budget.
 
     The counters live under RQ's key prefix (``RQ_KEY_PREFIX``, the tool's secret prefix on a
     shared Redis) like every other key of Side: the storage's ``key_prefix`` starts each Redis
@@ -85,9 +93,12 @@ def init_limiter(app: Flask, svc: Services) -> Limiter:
                          "key_prefix": f"{RQ_KEY_PREFIX}:side:limits"},
         key_prefix=svc.config.service.queue, headers_enabled=True,
         strategy="moving-window", swallow_errors=True)
-    rate = svc.config.service.rate_limit
-    limiter.limit(rate, methods=["POST"])(api.routes.bp)
-    limiter.limit(rate, methods=["POST"])(dashboard.views.bp)
+    every_post = limiter.shared_limit(svc.config.service.rate_limit, scope="posts", methods=["POST"])
+    feedback = limiter.shared_limit(svc.config.service.feedback_rate_limit, scope="feedback", methods=["POST"],
+                                    exempt_when=lambda: request.endpoint not in FEEDBACK_ENDPOINTS)
+    for blueprint in (api.routes.bp, dashboard.views.bp):
+        every_post(blueprint)
+        feedback(blueprint)
     return limiter
 
 
@@ -104,6 +115,7 @@ def create_app(config: Config | None = None, store: Store | None = None,
     svc = build_services(config, store, redis)
     app.extensions[EXTENSION] = svc
     errors.init_app(app)
+    security.init_app(app, config.service.frame_ancestors)
     metrics.init_app(app, svc)
     app.before_request(guard_origin)
     init_cors(app, svc)

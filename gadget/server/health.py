@@ -1,7 +1,8 @@
 """``/healthz``: can this service take work, and will the work get done?
 
 Four components, each with ``ok`` and details: Redis (the queue), the database (the store's
-schema version), the workers (at least one with a recent heartbeat) and the model (the
+schema version), the workers (at least one with a recent heartbeat; under ``side-stack`` also
+each worker slot's restarts and last exit, :mod:`service.supervision`) and the model (the
 shipped verifier files a worker loads). The status code answers the first question only:
 503 when Redis or the database is down (this process cannot accept checks; a supervisor may
 restart it), 200 otherwise. Missing workers or model files make the body ``degraded`` but
@@ -11,15 +12,18 @@ not the status, because restarting the web service would not bring a worker back
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, jsonify
 from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.server.present import MODEL_FILES, model_dir
 from gadget.server.services import Services, services
 from service.health import queue_health
+from service.supervision import supervised_workers
 from side.errors import SideError
 
 log = logging.getLogger(__name__)
@@ -45,12 +49,20 @@ def _age_s(stamp: str | None, now: datetime) -> float | None:
     return round((now - when).total_seconds(), 1)
 
 
-def workers_health(queue: dict[str, Any]) -> dict[str, Any]:
-    """Live workers: those whose heartbeat is recent enough."""
+def supervision_health(svc: Services) -> list[dict[str, Any]]:
+    """Worker slots a supervisor (``side-stack``) published: state, restarts, last exit."""
+    try:
+        return [asdict(w) for w in supervised_workers(svc.redis, svc.config.service.queue)]
+    except redis.RedisError:
+        return []  # Redis itself is reported down by its own component
+
+
+def workers_health(queue: dict[str, Any], supervised: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Live workers: those whose heartbeat is recent enough; plus the supervised slots, if any."""
     now = datetime.now(UTC)
     workers = [{**w, "heartbeat_age_s": _age_s(w.get("last_heartbeat"), now)} for w in queue.get("workers", [])]
     live = [w for w in workers if w["heartbeat_age_s"] is not None and w["heartbeat_age_s"] <= HEARTBEAT_MAX_AGE_S]
-    return {"ok": bool(live), "live": len(live), "workers": workers}
+    return {"ok": bool(live), "live": len(live), "workers": workers, "supervised": supervised or []}
 
 
 def model_health(svc: Services, workers: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +76,7 @@ def model_health(svc: Services, workers: dict[str, Any]) -> dict[str, Any]:
 
 def health_report(svc: Services) -> tuple[dict[str, Any], int]:
     queue = queue_health(svc.redis, svc.config.service)
-    workers = workers_health(queue)
+    workers = workers_health(queue, supervision_health(svc) if queue["redis"]["ok"] else [])
     components = {
         "redis": {**queue["redis"], "jobs": queue.get("jobs", {}), "failures": queue.get("failures", [])},
         "database": database_health(svc),

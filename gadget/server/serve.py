@@ -8,22 +8,79 @@ Usage::
 Waitress is a pure-Python WSGI server that serves from threads of this one process, so the
 app built here (store engine, Redis pool, metrics registry) is the one that answers; nothing
 is forked after import. On Toolforge, uwsgi loads :mod:`gadget.server.wsgi` instead.
+
+A request waitress refuses before the app sees it (a body beyond its buffer, a malformed
+request line or chunk) is answered by waitress itself; :func:`use_json_errors` makes those
+answers the API's one error shape too, instead of waitress's plain text.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+from typing import Any
 
-from side.config import load_config
+from side.config import ServiceConfig, load_config
 from side.errors import SideError
 
 log = logging.getLogger("gadget.server.serve")
 
 #: Waitress buffers a body up to this many times the API's own limit, so a body somewhat too
-#: large still reaches the app and gets its JSON 413; beyond it waitress refuses on its own.
+#: large still reaches the app and gets its JSON 413; beyond it waitress refuses on its own
+#: (also with the JSON shape, :func:`use_json_errors`).
 BODY_BUFFER_FACTOR = 4
+
+
+def json_error_channel(max_body_bytes: int) -> type:
+    """A waitress channel whose own error answers are ``{"error": {"code", "message"}}``."""
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    from gadget.server.errors import HTTP_CODES, error_body
+
+    class JsonErrorTask(ErrorTask):
+        def execute(self) -> None:
+            error = self.request.error
+            status = int(error.code)
+            code = HTTP_CODES.get(status, "bad_request" if status < 500 else "internal_error")
+            if status == 413:
+                message = f"the body is larger than {max_body_bytes} bytes"
+            else:
+                message = (str(error.body).strip().splitlines() or [error.reason])[0][:300]
+            body = json.dumps(error_body(code, message)).encode("utf-8")
+            self.status = f"{status} {error.reason}"
+            self.response_headers.extend([("Content-Type", "application/json"),
+                                          ("X-Content-Type-Options", "nosniff")])
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    return type("JsonErrorChannel", (HTTPChannel,), {"error_task_class": JsonErrorTask})
+
+
+def use_json_errors(server: Any, max_body_bytes: int) -> None:
+    """Make every listening socket of ``server`` (one, or several for a multi-address host)
+    answer waitress's own errors with the JSON error shape."""
+    from waitress.server import BaseWSGIServer
+
+    channel = json_error_channel(max_body_bytes)
+    dispatchers = getattr(server, "map", None) or getattr(server, "_map", None) or {}
+    for candidate in [server, *dispatchers.values()]:
+        if isinstance(candidate, BaseWSGIServer):
+            candidate.channel_class = channel
+
+
+def make_server(app: Any, service: ServiceConfig, host: str, port: int, threads: int) -> Any:
+    """The waitress server for ``app``: bodies buffered up to :data:`BODY_BUFFER_FACTOR` times the
+    API's limit (so the app answers most oversize bodies itself), waitress's own errors as JSON."""
+    from waitress import create_server
+
+    server = create_server(app, host=host, port=port, threads=threads, ident="side-web",
+                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes)
+    use_json_errors(server, service.max_body_bytes)
+    return server
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -39,8 +96,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from waitress import create_server
-
     from gadget.server.app import create_app
 
     try:
@@ -50,10 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", exc)
         return 2
     service = config.service
-    server = create_server(app, host=args.host or service.host,
-                           port=service.port if args.port is None else args.port,
-                           threads=args.threads or service.threads, ident="side-web",
-                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes)
+    server = make_server(app, service, host=args.host or service.host,
+                         port=service.port if args.port is None else args.port, threads=args.threads or service.threads)
     log.info("serving on http://%s:%s", server.effective_host, server.effective_port)  # type: ignore[union-attr]
     try:
         server.run()

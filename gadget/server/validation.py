@@ -40,10 +40,11 @@ _WIKI = re.compile(WIKI_PATTERN)
 _CHECK_ID = re.compile(CHECK_ID_PATTERN)
 # Character classes are written once and shared with the OpenAPI document, whose patterns are
 # ECMA-262 regexes: so ``\s`` (which means different sets in Python and ECMA) is never used.
-#: Control characters (tab, newline and carriage return aside).
-CONTROL_ASCII = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+#: Control characters, Unicode category Cc: C0, DEL and C1 (U+0080-U+009F, e.g. U+0085 NEXT
+#: LINE, which Python's str.splitlines breaks on); tab, newline and carriage return aside.
+CONTROL_CC = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 #: ... and lone surrogates, which ``json.loads`` lets through and no database can store.
-CONTROL_CLASS = CONTROL_ASCII + r"\ud800-\udfff"
+CONTROL_CLASS = CONTROL_CC + r"\ud800-\udfff"
 _CONTROL = re.compile(f"[{CONTROL_CLASS}]")
 #: White space as ECMA-262 defines ``\s``.
 WHITESPACE = r"\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -52,13 +53,13 @@ WHITESPACE_CHARS = "".join(chr(c) for c in (9, 10, 11, 12, 13, 32, 0xA0, 0x1680,
 _VISIBLE = re.compile(f"[^{WHITESPACE}{CONTROL_CLASS}]")
 _SPACES = re.compile(f"[{WHITESPACE}_]+")
 #: Characters MediaWiki refuses in titles, plus every line break and tab.
-TITLE_ILLEGAL_ASCII = CONTROL_ASCII + r"\t\n\r#<>\[\]|{}"
+TITLE_ILLEGAL_ASCII = CONTROL_CC + r"\t\n\r#<>\[\]|{}"
 TITLE_ILLEGAL_CLASS = TITLE_ILLEGAL_ASCII + r"\ud800-\udfff"
 _TITLE_ILLEGAL = re.compile(f"[{TITLE_ILLEGAL_CLASS}]")
 #: An http(s) URL with a host (no credentials), an optional port, and no white space or
 #: control characters; the OpenAPI document publishes this same pattern.
-URL_PATTERN = (f"^https?://[^{WHITESPACE}/?#@:\\[\\]\\\\{CONTROL_ASCII}]+(:[0-9]{{1,5}})?"
-               f"([/?#][^{WHITESPACE}{CONTROL_ASCII}]*)?$")
+URL_PATTERN = (f"^https?://[^{WHITESPACE}/?#@:\\[\\]\\\\{CONTROL_CC}]+(:[0-9]{{1,5}})?"
+               f"([/?#][^{WHITESPACE}{CONTROL_CC}]*)?$")
 _URL = re.compile(URL_PATTERN)
 
 
@@ -104,7 +105,10 @@ def read_json(request: Request) -> dict[str, Any]:
     """The body as a JSON object; 415 when it is not declared JSON, 400 when it does not parse."""
     if not request.is_json:
         raise UnsupportedMediaError("the body must be JSON (Content-Type: application/json)")
-    data = request.get_json(silent=True)  # reading the body enforces MAX_CONTENT_LENGTH (413)
+    try:
+        data = request.get_json(silent=True)  # reading the body enforces MAX_CONTENT_LENGTH (413)
+    except RecursionError:  # json.loads on arrays nested thousands deep; silent only covers ValueError
+        raise ApiError("the body nests too deeply to be a request", code="malformed_json") from None
     if data is None:
         raise ApiError("the body is not valid JSON", code="malformed_json")
     if not isinstance(data, dict):

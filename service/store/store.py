@@ -479,6 +479,14 @@ class Store:
             conn.execute(checks.update().where(checks.c.id == check_id).values(
                 status="failed", error=error[:4000], finished_at=utcnow()))
 
+    def discard_check(self, check_id: str) -> bool:
+        """Delete a check no worker has touched (queued, no attempt), for a submission refused
+        before it was acknowledged; a check any worker started is never deleted here."""
+        with self._tx() as conn:
+            deleted = conn.execute(checks.delete().where(checks.c.id == check_id, checks.c.status == "queued",
+                                                         checks.c.attempts == 0))
+        return deleted.rowcount > 0
+
     def requeue(self, check_id: str, reason: str = "") -> None:
         """Back to queued; ``reason`` (why the last attempt failed) stays visible while it waits."""
         with self._tx() as conn:

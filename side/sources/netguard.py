@@ -13,7 +13,10 @@ a private admin panel. Every URL, and every redirect hop, goes through :func:`ch
 * known metadata names and addresses are refused by name too.
 
 ``allow_hosts`` (from :class:`side.config.FetchConfig`) exempts host names, IPs or CIDR
-networks, so tests and deployments can reach a local server on purpose.
+networks, so tests and deployments can reach a local server on purpose. An entry may name a
+port (``127.0.0.1:8080``, ``intranet.test:443``, ``[::1]:8080``): then only that port is
+exempt; a host alone exempts every port. Since every redirect hop goes through the same
+check, a redirect from an allowed port to another port on the same host is refused.
 
 DNS rebinding: a check followed by a second, independent resolution at connect time could be
 answered with a different (private) address. :func:`guarded_session` closes that gap by doing
@@ -26,12 +29,13 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from side.errors import SourceBlockedError, SourceFetchError
+from side.errors import ConfigError, SourceBlockedError, SourceFetchError
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,8 @@ METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metada
 #: Addresses refused explicitly (most are also non-global, listed so the intent is visible).
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
-    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254", "fd00:ec2::23")
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254", "fd00:ec2::23",
+              "168.63.129.16")  # the last: Azure's host agent (WireServer), a public address
 )
 
 #: Ranges refused on top of ``not is_global``; some are "global" by IANA's table yet not public.
@@ -70,40 +75,95 @@ BLOCKED_NETWORKS: tuple[IPNetwork, ...] = tuple(
         "fe80::/10",
         "fec0::/10",  # deprecated site-local
         "ff00::/8",
+        "3fff::/20",  # IPv6 documentation (RFC 9637); Python 3.11 calls it global
     )
 )
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+#: ``[IPv6 address or network]`` with an optional ``:port``.
+_BRACKETED = re.compile(r"^\[([^\[\]]+)\](?::([0-9]{1,5}))?$")
+#: A host name as an allow-list entry may give it (letters, digits, dots, hyphens, underscores).
+_HOST_NAME = re.compile(r"^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$")
+
+
+def _entry_port(text: str, entry: str) -> int:
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"fetch.allow_hosts entry {entry!r}: port must be 1-65535")
+    return port
+
+
+def parse_allow_entry(entry: str) -> tuple[str | IPNetwork, int | None] | None:
+    """One ``allow_hosts`` entry as (host name or IP network, port or None for any port).
+
+    ``host``, ``host:port``, ``10.0.0.0/8``, ``10.0.0.0/8:8080``, ``::1``, ``[::1]``,
+    ``[::1]:8080``; None for a blank entry. Anything else is a :class:`ConfigError`, so a
+    typo is refused when the list is read instead of silently never matching.
+    """
+    raw = entry
+    entry = entry.strip().lower()
+    if not entry:
+        return None
+    port: int | None = None
+    if match := _BRACKETED.match(entry):
+        host, port_text = match.groups()
+        port = None if port_text is None else _entry_port(port_text, raw)
+        try:
+            network = ipaddress.ip_network(host, strict=False)
+        except ValueError:
+            raise ConfigError(f"fetch.allow_hosts entry {raw!r}: [...] must hold an IPv6 address") from None
+        if network.version != 6:
+            raise ConfigError(f"fetch.allow_hosts entry {raw!r}: [...] must hold an IPv6 address")
+        return network, port
+    if entry.count(":") == 1:  # host:port (a bare IPv6 address has more colons)
+        entry, port_text = entry.split(":")
+        if not port_text.isdigit():
+            raise ConfigError(f"fetch.allow_hosts entry {raw!r}: the port must be a number")
+        port = _entry_port(port_text, raw)
+    try:
+        return ipaddress.ip_network(entry, strict=False), port
+    except ValueError:
+        pass
+    name = entry.rstrip(".")
+    if not _HOST_NAME.match(name):
+        raise ConfigError(f"fetch.allow_hosts entry {raw!r} is not a host, host:port, IP network "
+                          f"or [IPv6]:port")
+    return name, port
+
+
 @dataclass(frozen=True)
 class AllowList:
-    """Parsed ``allow_hosts``: exact host names plus IP networks (a bare IP is a /32 or /128)."""
+    """Parsed ``allow_hosts``: host names and IP networks (a bare IP is a /32 or /128), each
+    with the one port it is allowed on, or None for any port."""
 
-    names: frozenset[str]
-    networks: tuple[IPNetwork, ...]
+    names: frozenset[tuple[str, int | None]]
+    networks: tuple[tuple[IPNetwork, int | None], ...]
 
     @classmethod
     def parse(cls, entries: Iterable[str] | AllowList = ()) -> AllowList:
         if isinstance(entries, AllowList):
             return entries
-        names: set[str] = set()
-        networks: list[IPNetwork] = []
+        names: set[tuple[str, int | None]] = set()
+        networks: list[tuple[IPNetwork, int | None]] = []
         for entry in entries:
-            entry = entry.strip().strip("[]").lower()
-            if not entry:
+            parsed = parse_allow_entry(entry)
+            if parsed is None:
                 continue
-            try:
-                networks.append(ipaddress.ip_network(entry, strict=False))
-            except ValueError:
-                names.add(entry.rstrip("."))
+            host, port = parsed
+            if isinstance(host, str):
+                names.add((host, port))
+            else:
+                networks.append((host, port))
         return cls(frozenset(names), tuple(networks))
 
-    def allows_name(self, host: str) -> bool:
-        return host in self.names
+    def allows_name(self, host: str, port: int) -> bool:
+        return (host, None) in self.names or (host, port) in self.names
 
-    def allows_ip(self, ip: IPAddress) -> bool:
-        return any(ip.version == net.version and ip in net for net in self.networks)
+    def allows_ip(self, ip: IPAddress, port: int) -> bool:
+        return any(ip.version == net.version and ip in net and allowed in (None, port)
+                   for net, allowed in self.networks)
 
 
 def _embedded_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
@@ -167,23 +227,24 @@ def resolve(host: str, port: int) -> list[IPAddress]:
 def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = ()) -> list[IPAddress]:
     """Resolve ``host`` and return its addresses if all may be contacted, else raise.
 
-    An allow-listed name skips the check (its addresses are still returned, for pinning).
+    An allow-listed name (on this port) skips the check (its addresses are still returned,
+    for pinning); an allow-listed address is exempt only on its entry's port, if it names one.
     """
     allow = AllowList.parse(allow_hosts)
     name = host.strip("[]").lower().rstrip(".")
     if not name:
         raise SourceBlockedError("URL has no host")
-    if allow.allows_name(name):
+    if allow.allows_name(name, port):
         return resolve(name, port)
     if name in METADATA_HOSTS:
         raise SourceBlockedError(f"refusing to contact {host}: cloud metadata host")
     addresses = resolve(name, port)
     for ip in addresses:
-        if allow.allows_ip(ip):
+        if allow.allows_ip(ip, port):
             continue
         reason = blocked_reason(ip)
         if reason:
-            raise SourceBlockedError(f"refusing to contact {host} ({ip}): {reason}")
+            raise SourceBlockedError(f"refusing to contact {host} port {port} ({ip}): {reason}")
     return addresses
 
 

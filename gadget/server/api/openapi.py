@@ -24,11 +24,11 @@ bp = Blueprint("openapi", __name__)
 # engine), which cannot name lone surrogates: the document leaves those out, the code refuses
 # them too (a JSON string can still escape one, and no database stores it).
 #: No control characters (tab, newline and carriage return aside).
-MULTILINE = f"^[^{v.CONTROL_ASCII}]*$"
+MULTILINE = f"^[^{v.CONTROL_CC}]*$"
 #: As :data:`MULTILINE`, and without line breaks.
-SINGLE_LINE = f"^[^{v.CONTROL_ASCII}\\n\\r]*$"
+SINGLE_LINE = f"^[^{v.CONTROL_CC}\\n\\r]*$"
 #: At least one visible character.
-NOT_BLANK = f"^[^{v.CONTROL_ASCII}]*[^{v.WHITESPACE}{v.CONTROL_ASCII}][^{v.CONTROL_ASCII}]*$"
+NOT_BLANK = f"^[^{v.CONTROL_CC}]*[^{v.WHITESPACE}{v.CONTROL_CC}][^{v.CONTROL_CC}]*$"
 TITLE = (f"^[^{v.TITLE_ILLEGAL_ASCII}]*[^{v.WHITESPACE}_{v.TITLE_ILLEGAL_ASCII}]"
          f"[^{v.TITLE_ILLEGAL_ASCII}]*$")
 

@@ -8,6 +8,7 @@ answered from the store at once (200), new work with 202 and the check's URL to 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from typing import Any
@@ -18,11 +19,13 @@ from gadget.server.errors import ApiError, NotFoundError
 from gadget.server.services import request_origin, services
 from gadget.server.validation import (
     MAX_CLAIMS,
+    MAX_URL,
     CheckInput,
     ClaimInput,
     check_input,
     feedback_input,
     is_check_id,
+    is_http_url,
     page_title,
     read_json,
     wiki_id,
@@ -52,6 +55,21 @@ def claim_payload(given: ClaimInput, title: str) -> dict[str, Any]:
     return {**claim.to_dict(), "client_key": given.key}
 
 
+def http_citation(claim: Claim, number: int) -> Claim:
+    """The claim with its citation's URL held to the rule ``claims[].url`` follows: http(s)
+    only. A protocol-relative ``//host/path`` (valid wikitext) is read as https, as the gadget
+    does; ``javascript:``, ``data:`` and the like are refused (400), naming the citation."""
+    url = claim.citation.url
+    if not url:
+        return claim
+    if url.startswith("//"):
+        url = "https:" + url
+    if len(url) > MAX_URL or not is_http_url(url):
+        raise ApiError(f"wikitext: citation {number} has a URL that is not an http(s) URL: {url[:100]!r}")
+    return claim if url == claim.citation.url else dataclasses.replace(
+        claim, citation=dataclasses.replace(claim.citation, url=url))
+
+
 def wikitext_payloads(wikitext: str, title: str, context_words: int) -> list[dict[str, Any]]:
     """Claims of a wikitext snippet, each keyed by its own stable claim key."""
     claims = extract_claims(wikitext, title, context_words)
@@ -60,6 +78,7 @@ def wikitext_payloads(wikitext: str, title: str, context_words: int) -> list[dic
     if len(claims) > MAX_CLAIMS:
         raise ApiError(f"wikitext: {len(claims)} citations; at most {MAX_CLAIMS} per check",
                        code="too_many_citations", status=422)
+    claims = [http_citation(c, n) for n, c in enumerate(claims, start=1)]
     return [{**c.to_dict(), "client_key": c.key} for c in claims]
 
 

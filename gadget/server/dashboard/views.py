@@ -24,7 +24,7 @@ from gadget.server.dashboard import charts
 from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
 from gadget.server.present import verdict_of
 from gadget.server.services import request_origin, services
-from gadget.server.validation import feedback_input, page_title, wiki_id
+from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
 from service.store.store import DISMISS_REASONS, REVIEW_STATUSES, Check, StoredResult
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,12 @@ LABELS = {"REFUTES": "refuted", "NOT ENOUGH INFO": "not enough info", "SUPPORTS"
 REASON_TEXT = {"not-relevant": "The suggestion is not relevant", "source-is-fine": "The cited source is fine",
                "suggestion-wrong": "The suggested source is wrong", "other": "Other"}
 STATS_DAYS = (7, 30, 90, 365)
+#: Result ids the routes accept (the API's integer bound); a larger one is a 404, never a query
+#: the database cannot bind.
+MAX_RESULT_ID = MAX_REVISION
+#: Dates the queue's filters accept: what every database stores, with a day to spare at the top
+#: (``until`` is exclusive of the next midnight).
+FIRST_DATE, LAST_DATE = date(1000, 1, 1), date(9999, 12, 30)
 
 
 @dataclass(frozen=True)
@@ -88,9 +94,12 @@ def _arg_date(name: str) -> date | None:
     if not raw:
         return None
     try:
-        return date.fromisoformat(raw)
+        value = date.fromisoformat(raw)
     except ValueError:
         raise ApiError(f"{name}: not a date (YYYY-MM-DD)") from None
+    if not FIRST_DATE <= value <= LAST_DATE:
+        raise ApiError(f"{name}: must be between {FIRST_DATE.isoformat()} and {LAST_DATE.isoformat()}")
+    return value
 
 
 def _arg_int(name: str, default: int, allowed: range) -> int:
@@ -191,7 +200,7 @@ def _result_or_404(result_id: int) -> StoredResult:
     return result
 
 
-@bp.get("/results/<int:result_id>")
+@bp.get(f"/results/<int(max={MAX_RESULT_ID}):result_id>")
 def result_detail(result_id: int) -> str:
     svc = services()
     result = _result_or_404(result_id)
@@ -205,7 +214,7 @@ def result_detail(result_id: int) -> str:
         saved=request.args.get("saved", ""), labels=LABELS)
 
 
-@bp.post("/results/<int:result_id>/feedback")
+@bp.post(f"/results/<int(max={MAX_RESULT_ID}):result_id>/feedback")
 def result_feedback(result_id: int) -> Response:
     """Accept (optionally one suggestion) or dismiss with a reason; back to the detail page."""
     svc = services()
