@@ -4,7 +4,7 @@ Every producer (the bot, the web API, benchmarks) goes through :func:`submit`, s
 live in one place:
 
 - the Check row is written first (``Store.add_check`` is idempotent), then its job is queued;
-- the job id *is* the check id (``service.store.store.check_key``: wiki + revision + claims), and a job
+- the job id *is* the check id (``service.store.check_key``: wiki + revision + claims), and a job
   that is already queued, running or waiting for a retry is left alone, so submitting the same
   work twice runs it once;
 - a Check that is done is never queued again; one that failed is queued afresh;
@@ -28,7 +28,7 @@ from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
-from service.store.store import Check, CheckRequest, Store, utcnow
+from service.store import Check, CheckRequest, CheckStatus, Store, utcnow
 from side.config import ServiceConfig
 from side.errors import SideError
 
@@ -154,7 +154,7 @@ def submit(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig)
     ``queued``); submitting a done check returns it as it is, with ``enqueued`` False.
     """
     record, _created = store.add_check(new)
-    if record.status == "done":
+    if record.status == CheckStatus.DONE:
         return record, False
     try:
         with queue.connection.lock(_SUBMIT_LOCK.format(record.id), timeout=30, blocking_timeout=10):
@@ -163,7 +163,7 @@ def submit(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig)
         raise QueueUnavailableError(f"could not lock check {record.id} for queueing: {exc}") from exc
     except redis.RedisError as exc:
         raise QueueUnavailableError(f"cannot queue check {record.id}: {exc}") from exc
-    if enqueued and record.status != "queued":
+    if enqueued and record.status != CheckStatus.QUEUED:
         store.requeue(record.id)
         record = store.check(record.id) or record
     return record, enqueued
@@ -179,14 +179,14 @@ def requeue_lost(store: Store, queue: Queue, config: ServiceConfig, older_than_s
     """
     cutoff = utcnow() - timedelta(seconds=older_than_s)
     lost = []
-    for status in ("queued", "running"):
+    for status in (CheckStatus.QUEUED, CheckStatus.RUNNING):
         for record in store.checks(status=status, limit=limit):
             if record.created_at > cutoff or fetch_job(queue, record.id) is not None:
                 continue
             with queue.connection.lock(_SUBMIT_LOCK.format(record.id), timeout=30, blocking_timeout=10):
                 if not enqueue_check(queue, record, config):
                     continue
-            if record.status != "queued":
+            if record.status != CheckStatus.QUEUED:
                 store.requeue(record.id)
             log.warning("check %s was %s with no job in Redis; queued it again", record.id, record.status)
             lost.append(record.id)
