@@ -1,15 +1,23 @@
-"""The results store's tables (SQLAlchemy Core).
+"""The results store's tables (SQLAlchemy Core), exactly as the Alembic migrations build them.
 
 The migrations in ``service/migrations/versions`` are what creates and upgrades a database;
-these tables are what the code queries.
+these tables are what the code queries. tests/test_migrations.py compares the two with
+Alembic's autogenerate on SQLite and MariaDB, so a change here without a migration (or the
+reverse) fails a test instead of surfacing in production.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import CursorResult
 
-__all__ = ["checks", "feedback", "inserted_id", "metadata", "reports", "results"]
+__all__ = ["LONG_TEXT", "checks", "feedback", "inserted_id", "metadata", "reports", "results"]
+
+#: JSON documents that can grow past TEXT's 64 KiB (a check's claims, a verdict with its
+#: evidence): LONGTEXT on MariaDB, TEXT on SQLite. Migration 0001 asks for ``Text(16_000_000)``,
+#: which MariaDB makes LONGTEXT (16M utf8mb4 characters need more than MEDIUMTEXT's 16 MiB).
+LONG_TEXT = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 
 metadata = sa.MetaData()
 
@@ -23,7 +31,7 @@ checks = sa.Table(
     sa.Column("origin", sa.String(16), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("error", sa.Text, nullable=False),
-    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("payload", LONG_TEXT, nullable=False),
     sa.Column("citations", sa.Integer, nullable=False),
     sa.Column("flagged", sa.Integer, nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False),
@@ -31,6 +39,8 @@ checks = sa.Table(
     sa.Column("started_at", sa.DateTime, nullable=True),
     sa.Column("finished_at", sa.DateTime, nullable=True),
     sa.Column("seconds", sa.Float, nullable=True),
+    sa.Index("ix_checks_page", "wiki", "title", "revision"),
+    sa.Index("ix_checks_status", "status", "created_at"),
 )
 
 results = sa.Table(
@@ -42,7 +52,7 @@ results = sa.Table(
     sa.Column("claim_key", sa.String(32), nullable=False),
     sa.Column("claim_text", sa.Text, nullable=False),
     sa.Column("citation_url", sa.Text, nullable=False),
-    sa.Column("claim", sa.Text, nullable=False),
+    sa.Column("claim", LONG_TEXT, nullable=False),
     sa.Column("source_status", sa.String(16), nullable=False),
     sa.Column("source_error", sa.Text, nullable=False),
     sa.Column("label", sa.String(32), nullable=True),
@@ -52,12 +62,14 @@ results = sa.Table(
     sa.Column("rank", sa.Integer, nullable=True),
     sa.Column("url_depth", sa.Integer, nullable=True),
     sa.Column("reasons", sa.Text, nullable=False),
-    sa.Column("verdict", sa.Text, nullable=True),
-    sa.Column("suggestions", sa.Text, nullable=False),
+    sa.Column("verdict", LONG_TEXT, nullable=True),
+    sa.Column("suggestions", LONG_TEXT, nullable=False),
     sa.Column("review_status", sa.String(16), nullable=False),
     sa.Column("reviewed_at", sa.DateTime, nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
+    sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
+    sa.Index("ix_results_created", "created_at"),
 )
 
 feedback = sa.Table(
@@ -70,6 +82,7 @@ feedback = sa.Table(
     sa.Column("suggestion_url", sa.Text, nullable=False),
     sa.Column("user", sa.String(255), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_feedback_result", "result_id"),
 )
 
 reports = sa.Table(
@@ -83,6 +96,8 @@ reports = sa.Table(
     sa.Column("talk_title", sa.String(255), nullable=False),
     sa.Column("posted", sa.Boolean, nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_reports_page", "wiki", "title", "created_at"),
+    sa.Index("ix_reports_suggestion", "wiki", "suggestion_key"),
 )
 
 
