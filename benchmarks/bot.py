@@ -72,7 +72,7 @@ def measure_intake(wiki, folder: Path, edits: int) -> None:
     from bot.checkpoint import CheckpointFile
     from bot.sidebot import CitationBot
     from service.queue import get_queue, redis_connection, submit
-    from service.store.store import Store
+    from service.store import Store
     from side.config import ServiceConfig
 
     started = time.perf_counter()
@@ -128,7 +128,7 @@ def start_worker(folder: Path):
 def measure_latency(wiki, folder: Path, edits: int, poll_s: float) -> None:
     from test_bot_scenario import start_scenario
 
-    from service.store.store import Store
+    from service.store import Store
 
     scenario = start_scenario()
     stack, service = start_worker(folder)

@@ -28,8 +28,13 @@ import os
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from side.extract.claims import Claim
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -62,10 +67,11 @@ def page(title: str, sentences: tuple[str, ...]) -> bytes:
     return f"<html><head><title>{html.escape(title)}</title></head><body>{paragraphs}</body></html>".encode()
 
 
-def real_checks(n: int, per_check: int, server: Pages) -> list[list[dict]]:
-    """``n`` WiCE dev claims as Claim dicts citing the local pages, in Checks of ``per_check``."""
+def real_checks(n: int, per_check: int, server: Pages) -> list[list[Claim]]:
+    """``n`` WiCE dev claims as Claims citing the local pages, in Checks of ``per_check``."""
     from side.config import load_config
     from side.data import load_wice
+    from side.extract.claims import Citation, Claim
 
     wice = load_wice(load_config().data_dir / "wice" / "claim_dev.jsonl")[:n]
     host, port = server.server_address[:2]
@@ -73,9 +79,8 @@ def real_checks(n: int, per_check: int, server: Pages) -> list[list[dict]]:
     for i, row in enumerate(wice):
         server.pages[f"/{i}"] = page(row.title, row.evidence)
         context = " ".join(f"{row.context} {row.claim}".split()[-100:])
-        claims.append({"article_title": row.title, "section": [row.section], "text": row.claim,
-                       "left_context": context, "key": f"c{i}",
-                       "citation": {"id": f"r{i}", "kind": "external_link", "url": f"http://{host}:{port}/{i}"}})
+        claims.append(Claim(article_title=row.title, section=(row.section,), text=row.claim, left_context=context,
+                            citation=Citation(id=f"r{i}", kind="external_link", url=f"http://{host}:{port}/{i}")))
     return [claims[i : i + per_check] for i in range(0, len(claims), per_check)]
 
 
@@ -96,19 +101,17 @@ def load_checker(threads: int):
     return checker
 
 
-def fresh(checks: list[list[dict]], run: int) -> list[list[dict]]:
+def fresh(checks: list[list[Claim]], run: int) -> list[list[Claim]]:
     """The same claims citing ``?run=N`` URLs: new check ids, and no fetch cache hits."""
-    return [[{**c, "citation": {**c["citation"], "url": f"{c['citation']['url']}?run={run}"}} for c in claims]
+    return [[replace(c, citation=replace(c.citation, url=f"{c.citation.url}?run={run}")) for c in claims]
             for claims in checks]
 
 
-def run_in_process(checker, checks: list[list[dict]]) -> float:
+def run_in_process(checker, checks: list[list[Claim]]) -> float:
     """Seconds for the in-process Pipeline to check every Check."""
-    from side.extract.claims import Claim
-
     started = time.perf_counter()
     for claims in checks:
-        checker.verify_claims([Claim.from_dict(c) for c in claims])
+        checker.verify_claims(claims)
     return time.perf_counter() - started
 
 
@@ -131,22 +134,23 @@ def start_stack(threads: int, workers: int, folder: Path):
     return stack.start(), config
 
 
-def run_queue(config, checks: list[list[dict]], run: int) -> float:
+def run_queue(config, checks: list[list[Claim]], run: int) -> float:
     """Seconds from the first submit until every Check is done, through Redis and side-worker."""
     from service.queue import get_queue, redis_connection, submit
-    from service.store.store import CheckRequest, Store
+    from service.store import CheckRequest, CheckStatus, Origin, Store
 
     store = Store.open(config.database_url)
     queue = get_queue(redis_connection(config.redis_url), config)
     started = time.perf_counter()
     ids = [submit(store, queue, CheckRequest(wiki="enwiki", title=f"Benchmark {n}", revision=run * 10_000 + n,
-                                         claims=claims, origin="bot"), config)[0].id for n, claims in enumerate(checks)]
+                                         claims=claims, origin=Origin.BOT), config)[0].id
+           for n, claims in enumerate(checks)]
     pending = set(ids)
     while pending:  # poll gently: this process shares the CPU with the worker it measures
         time.sleep(0.25)
-        pending = {i for i in pending if store.check(i).status not in ("done", "failed")}
+        pending = {i for i in pending if store.check(i).status not in (CheckStatus.DONE, CheckStatus.FAILED)}
     elapsed = time.perf_counter() - started
-    failed = [i for i in ids if store.check(i).status != "done"]
+    failed = [i for i in ids if store.check(i).status != CheckStatus.DONE]
     if failed:
         raise SystemExit(f"{len(failed)} checks failed: {store.check(failed[0]).error}")
     store.close()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import mwparserfromhell
 
-from service.store.store import Store, StoredResult, suggestion_key, utcnow
+from service.store import Store, StoredResult, suggestion_key, utcnow
 from side.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def result_suggestion_key(wiki: str, result: StoredResult) -> str:
     """Identity of what a report says about a citation: the article, the claim and the source
     proposed (or the cited URL when there is no better source), so it is never said twice on a
     talk page, whatever later revisions do."""
-    target = result.suggestions[0]["url"] if result.suggestions else "cited:" + result.citation_url
+    target = result.suggestions[0].url if result.suggestions else "cited:" + result.citation_url
     return suggestion_key(wiki, f"{result.title}\x1f{result.claim_key}", target)
 
 

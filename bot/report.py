@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from service.store.store import StoredResult
+from service.store import StoredResult
 
 #: Longest quote taken from a claim, passage or evidence sentence.
 MAX_QUOTE_CHARS = 400
@@ -50,7 +50,7 @@ class ReportItem:
 
     @property
     def citation_title(self) -> str:
-        return str((self.result.claim.get("citation") or {}).get("title") or "")
+        return self.result.citation_title
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _item_text(n: int, item: ReportItem) -> str:
     evidence = result.evidence
     if evidence:
         lines.append(f": Its best matching passage (support score {score} on a 0–1 scale): "
-                     f"{nowiki(evidence[0].get('text', ''))}")
+                     f"{nowiki(evidence[0].text)}")
     else:
         lines.append(f": Support score {score} on a 0–1 scale; no passage of the page matched the claim.")
     if result.reasons:
@@ -89,12 +89,11 @@ def _item_text(n: int, item: ReportItem) -> str:
     if result.suggestions:
         best = result.suggestions[0]
         lines += ["; Suggested source",
-                  f": {_link(best['url'], best.get('title') or '')} (support score {float(best.get('score', 0)):.2f})"]
-        sentence = (best.get("evidence") or {}).get("text")
-        if sentence:
-            lines.append(f": Evidence: {nowiki(sentence)}")
-        if best.get("cite"):
-            lines.append(f": Ready to paste: <code>{nowiki(best['cite'], 1000)}</code>")
+                  f": {_link(best.url, best.title)} (support score {best.score:.2f})"]
+        if best.evidence and best.evidence.text:
+            lines.append(f": Evidence: {nowiki(best.evidence.text)}")
+        if best.cite:
+            lines.append(f": Ready to paste: <code>{nowiki(best.cite, 1000)}</code>")
     else:
         lines += ["; Suggested source", (": Side found no better source in its corpus; please look for one "
                                          "or check that the cited page supports the claim.")]

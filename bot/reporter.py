@@ -29,7 +29,7 @@ from bot.policy import (
     result_suggestion_key,
 )
 from bot.report import ReportItem, TalkReport, build_report
-from service.store.store import Check, Store
+from service.store import Check, CheckStatus, Store
 from side.config import BotConfig
 
 if TYPE_CHECKING:
@@ -78,11 +78,11 @@ class Reporter:
         finished: set[str] = set()
         for check_id in check_ids:
             record = self.store.check(check_id)
-            if record is None or record.status == "failed":
+            if record is None or record.status == CheckStatus.FAILED:
                 if record is not None:
                     log.warning("check %s of %s failed: %s", check_id, record.title, record.error[:200])
                 finished.add(check_id)
-            elif record.status == "done":
+            elif record.status == CheckStatus.DONE:
                 self.outcomes.append(self.report_check(record))
                 finished.add(check_id)
         return finished

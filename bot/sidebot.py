@@ -74,7 +74,7 @@ from bot.changes import (
     skip_reason,
 )
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, checkpoint_path
-from service.store.store import Check, CheckRequest, Store
+from service.store import Check, CheckRequest, Origin, Store
 from side.config import Config
 from side.errors import ConfigError, InputError, SideError
 from side.extract.wikitext import added_citations
@@ -197,8 +197,8 @@ class CitationBot:
             self.counter["no citation"] += 1
             return None
         record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=new.title, revision=change.revision,
-                                                parent_revision=change.parent_revision or None, origin="bot",
-                                                claims=[claim.to_dict() for claim in claims]))
+                                                parent_revision=change.parent_revision or None, origin=Origin.BOT,
+                                                claims=list(claims)))
         if enqueued:
             self.counter["submitted"] += 1
             log.info("submitted %s r%d: %d new citations -> %s", new.title, change.revision, len(claims), record.id)

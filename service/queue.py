@@ -7,7 +7,7 @@ live in one place:
   both under a per-check lock in Redis taken before anything is written: when Redis cannot be
   reached or refuses the job, a row this call created is deleted again, so a refused request
   stores nothing (a row stored by an earlier, acknowledged request is kept);
-- the job id *is* the check id (``service.store.store.check_key``: wiki + revision + claims), and a job
+- the job id *is* the check id (``service.store.check_key``: wiki + revision + claims), and a job
   that is already queued, running or waiting for a retry is left alone, so submitting the same
   work twice runs it once;
 - a Check that is done is never queued again; one that failed is queued afresh;
@@ -31,7 +31,7 @@ from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
-from service.store.store import Check, CheckRequest, Store, utcnow
+from service.store import Check, CheckRequest, CheckStatus, Store, utcnow
 from side.config import ServiceConfig
 from side.errors import SideError
 
@@ -159,7 +159,7 @@ def submit(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig)
     :class:`QueueUnavailableError` when the job cannot be queued, having stored nothing new.
     """
     known = store.check(new.id)
-    if known is not None and known.status == "done":
+    if known is not None and known.status == CheckStatus.DONE:
         return known, False
     lock = queue.connection.lock(_SUBMIT_LOCK.format(new.id), timeout=30, blocking_timeout=10)
     try:
@@ -174,7 +174,7 @@ def submit(store: Store, queue: Queue, new: CheckRequest, config: ServiceConfig)
             lock.release()
         except redis.RedisError as exc:  # LockError included; the lock expires on its own
             log.warning("could not release the submit lock of %s: %s", new.id, exc)
-    if enqueued and record.status != "queued":
+    if enqueued and record.status != CheckStatus.QUEUED:
         store.requeue(record.id)
         record = store.check(record.id) or record
     return record, enqueued
@@ -185,7 +185,7 @@ def _store_and_enqueue(store: Store, queue: Queue, new: CheckRequest, config: Se
     """The part of :func:`submit` under its lock: no other submitter of this check runs it
     meanwhile, so a row this call created and then deletes was never handed to anyone."""
     record, created = store.add_check(new)
-    if record.status == "done":
+    if record.status == CheckStatus.DONE:
         return record, False
     try:
         return record, enqueue_check(queue, record, config)
@@ -215,14 +215,14 @@ def requeue_lost(store: Store, queue: Queue, config: ServiceConfig, older_than_s
     """
     cutoff = utcnow() - timedelta(seconds=older_than_s)
     lost = []
-    for status in ("queued", "running"):
+    for status in (CheckStatus.QUEUED, CheckStatus.RUNNING):
         for record in store.checks(status=status, limit=limit):
             if record.created_at > cutoff or fetch_job(queue, record.id) is not None:
                 continue
             with queue.connection.lock(_SUBMIT_LOCK.format(record.id), timeout=30, blocking_timeout=10):
                 if not enqueue_check(queue, record, config):
                     continue
-            if record.status != "queued":
+            if record.status != CheckStatus.QUEUED:
                 store.requeue(record.id)
             log.warning("check %s was %s with no job in Redis; queued it again", record.id, record.status)
             lost.append(record.id)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +52,19 @@ def cite_web(url: str, title: str, website: str = "", today: date | None = None)
     return "{{cite web |" + " |".join(parts) + "}}"
 
 
+class SourceStatus(StrEnum):
+    """Where the cited source's text came from, or why there is none.
+
+    A StrEnum, so the stored and JSON values stay the plain strings they always were.
+    """
+
+    CORPUS = "corpus"
+    CACHE = "cache"
+    FETCHED = "fetched"
+    NO_URL = "no_url"
+    UNAVAILABLE = "unavailable"
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """A better Source for a Claim, with the sentence that shows it."""
@@ -67,13 +81,21 @@ class Suggestion:
         data["evidence"] = self.evidence.to_dict() if self.evidence else None
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Suggestion:
+        """The inverse of :meth:`to_dict` (the results store keeps suggestions as this JSON)."""
+        evidence = data.get("evidence")
+        return cls(url=str(data["url"]), title=str(data.get("title") or ""), score=float(data["score"]),
+                   evidence=Evidence.from_dict(evidence) if evidence else None, cite=str(data.get("cite") or ""),
+                   doc_id=str(data.get("doc_id") or ""))
+
 
 @dataclass
 class Result:
     """The outcome for one use of a citation."""
 
     claim: Claim
-    source_status: str  # "corpus" | "cache" | "fetched" | "no_url" | "unavailable"
+    source_status: SourceStatus
     verdict: Verdict | None = None
     source_error: str = ""
     url_depth: int | None = None
@@ -99,6 +121,19 @@ class Result:
             "suggestions": [s.to_dict() for s in self.suggestions],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """The inverse of :meth:`to_dict` (``failure_likelihood`` follows from the verdict)."""
+        verdict = data.get("verdict")
+        rank, depth = data.get("rank"), data.get("url_depth")
+        return cls(
+            claim=Claim.from_dict(data["claim"]), source_status=SourceStatus(data["source_status"]),
+            verdict=Verdict.from_dict(verdict) if verdict else None, source_error=str(data.get("source_error") or ""),
+            url_depth=None if depth is None else int(depth), rank=None if rank is None else int(rank),
+            flagged=bool(data.get("flagged")), reasons=[str(r) for r in data.get("reasons", [])],
+            suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
+        )
+
 
 @dataclass
 class ArticleResults:
@@ -117,7 +152,7 @@ class ArticleResults:
 
 
 #: Gets a cited source's sentences: returns (status, sentences, title, error).
-SourceLoader = Callable[[str], tuple[str, list[str], str, str]]
+SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 
 
 def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
@@ -126,17 +161,17 @@ def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None
     if retriever is not None:
         by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
 
-    def load(url: str) -> tuple[str, list[str], str, str]:
+    def load(url: str) -> tuple[SourceStatus, list[str], str, str]:
         if url in by_url:
             doc = retriever.corpus.document(by_url[url])
-            return "corpus", doc.split(), doc.title, ""
+            return SourceStatus.CORPUS, doc.split(), doc.title, ""
         if fetch is None:
-            return "unavailable", [], "", "fetching disabled (offline)"
+            return SourceStatus.UNAVAILABLE, [], "", "fetching disabled (offline)"
         try:
             source = fetch(url)
         except SourceFetchError as exc:
-            return "unavailable", [], "", str(exc)
-        return "fetched", list(source.sentences), source.title or "", ""
+            return SourceStatus.UNAVAILABLE, [], "", str(exc)
+        return SourceStatus.FETCHED, list(source.sentences), source.title or "", ""
 
     return load
 
@@ -206,7 +241,7 @@ class Pipeline:
 
     def _source_result(self, claim: Claim) -> Result:
         url = claim.citation.url
-        result = Result(claim, "no_url", url_depth=url_depth(url))
+        result = Result(claim, SourceStatus.NO_URL, url_depth=url_depth(url))
         if url:
             status, sentences, _title, error = self.load_source(url)
             result.source_status, result.source_error, result.source_sentences = status, error, sentences
@@ -253,7 +288,7 @@ class Pipeline:
         if result.url_depth == 0:
             result.reasons.append("generic URL (a site's front page)")
         if result.verdict is None:
-            if result.source_status == "no_url":
+            if result.source_status == SourceStatus.NO_URL:
                 result.reasons.append("citation has no URL to verify")
             else:
                 result.reasons.append(f"source unavailable: {result.source_error}")

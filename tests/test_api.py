@@ -48,9 +48,9 @@ def test_new_claims_are_stored_and_queued_once_with_202_and_location(client, sto
     assert check["dashboard_url"] == f"http://side.test/dashboard/checks/{check['id']}"
     record = store.check(check["id"])
     assert (record.origin, record.citations, record.revision) == ("api", 2, 123)
-    assert [c["client_key"] for c in record.claims] == ["c0", "c1"]
-    assert record.claims[0]["citation"]["url"] == "https://example.org/report-0"
-    assert record.claims[0]["section"] == ["History"]
+    assert record.client_keys == ["c0", "c1"]
+    assert record.claims[0].citation.url == "https://example.org/report-0"
+    assert record.claims[0].section == ("History",)
     assert queue.job_ids == [check["id"]]
 
     again = client.post("/api/v1/checks", json=claims_body(n=2))
@@ -89,9 +89,9 @@ def test_wikitext_snippet_is_split_into_claims(client, store):
     response = client.post("/api/v1/checks", json={"wiki": "enwiki", "title": "Alsea", "wikitext": wikitext})
     assert response.status_code == 202
     record = store.check(response.get_json()["check"]["id"])
-    assert [c["text"] for c in record.claims] == ["Alsea operates Starbucks in Mexico.", "It was founded in 1990."]
-    assert [c["citation"]["url"] for c in record.claims] == ["https://example.org/a", "https://example.org/b"]
-    assert all(c["client_key"] == c["key"] for c in record.claims)
+    assert [c.text for c in record.claims] == ["Alsea operates Starbucks in Mexico.", "It was founded in 1990."]
+    assert [c.citation.url for c in record.claims] == ["https://example.org/a", "https://example.org/b"]
+    assert record.client_keys == [c.key for c in record.claims]
 
 
 def test_wikitext_without_citations_is_422_and_stores_nothing(client, store, queue):

@@ -9,7 +9,7 @@ import pytest
 from bot.changes import RecentChangesFeed, fetch_revisions, skip_reason
 from bot.checkpoint import CheckpointFile
 from bot.sidebot import CitationBot
-from service.store.store import CheckRequest, Store
+from service.store import CheckRequest, Store
 
 
 def unique(prefix: str) -> str:
@@ -99,11 +99,11 @@ def test_one_check_per_revision_with_only_the_added_citations(mediawiki, site, t
     assert bot.poll() == 4
     by_revision = {new.revision: new for new in submit.calls}
     assert set(by_revision) == {created, edited, edited + 1}
-    assert [c["citation"]["url"] for c in by_revision[created].claims] == ["http://example.org/old"]
-    assert [c["citation"]["url"] for c in by_revision[edited].claims] == ["http://example.org/new"]
+    assert [c.citation.url for c in by_revision[created].claims] == ["http://example.org/old"]
+    assert [c.citation.url for c in by_revision[edited].claims] == ["http://example.org/new"]
     assert by_revision[edited].parent_revision == created
     # the reworded claim is a new (claim, citation) use: checked again
-    assert [c["text"] for c in by_revision[edited + 1].claims] == ["New claim, reworded."]
+    assert [c.text for c in by_revision[edited + 1].claims] == ["New claim, reworded."]
     assert bot.counter["no citation"] == 1
 
     # a restarted bot resumes after the last handled change: nothing is submitted twice

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_bot_scenario import BAD_CLAIM, GOOD_CLAIM, TITLE, scenario, wice_record  # noqa: F401
 
-from service.store.store import Store
+from service.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -98,7 +98,7 @@ def test_edit_to_talk_page_report(mediawiki, scenario, stack, bot_env, run_page_
     assert [(c.revision, c.status, c.citations) for c in checks] == [(revision, "done", 2)], result.stderr[-2000:]
     results = {r.claim_text: r for r in store.results(checks[0].id)}
     assert results[BAD_CLAIM].flagged and not results[GOOD_CLAIM].flagged
-    assert results[BAD_CLAIM].suggestions[0]["url"].startswith("https://nahl.example/")
+    assert results[BAD_CLAIM].suggestions[0].url.startswith("https://nahl.example/")
 
     talk = mediawiki.page_text(f"Talk:{TITLE}")
     assert len(sections(talk)) == 1, talk

@@ -16,7 +16,7 @@ from bot.policy import (
     result_suggestion_key,
 )
 from bot.report import ReportItem, build_report, nowiki
-from service.store.store import CheckRequest, Store
+from service.store import CheckRequest, Store
 from side.extract.claims import Citation, Claim
 from side.pipeline import Result, Suggestion
 from side.verify.verifier import Evidence, Verdict
@@ -66,7 +66,7 @@ def finished_check(store: Store, title: str, revision: int, rows: list[tuple[str
               suggest: bool = True) -> str:
     """A done bot check whose citations have the given (claim, url, score, flagged)."""
     claims = [_claim(text, url, title) for text, url, _, _ in rows]
-    record, _ = store.add_check(CheckRequest("testwiki", title, [c.to_dict() for c in claims], revision, origin="bot"))
+    record, _ = store.add_check(CheckRequest("testwiki", title, claims, revision, origin="bot"))
     checks = []
     for claim, (_, url, score, flagged) in zip(claims, rows, strict=False):
         verdict = Verdict("NOT ENOUGH INFO", score, evidence=(Evidence("Salmon migrate upstream.", 0, 0.1),))
@@ -74,7 +74,7 @@ def finished_check(store: Store, title: str, revision: int, rows: list[tuple[str
                                 Evidence("The claim, stated plainly.", 3, 0.9),
                                 "{{cite web |url=https://better.example/x |title=Better source}}")
         checks.append(Result(claim, "fetched", verdict, flagged=flagged, reasons=["support below threshold"],
-                                    suggestions=[suggestion] if suggest else []).to_dict())
+                                    suggestions=[suggestion] if suggest else []))
     store.finish(record.id, checks, 1.0)
     return record.id
 

@@ -16,7 +16,7 @@ import pytest
 from test_bot_policy import finished_check
 
 from bot.reporter import Reporter
-from service.store.store import Store
+from service.store import Store
 from side.config import BotConfig
 
 RUN_PAGE = "User:TestBot/Run"

@@ -19,7 +19,7 @@ import pytest
 
 from bot.changes import EventStreamFeed
 from bot.sidebot import main, parse_options
-from service.store.store import Store
+from service.store import Store
 from side.errors import InputError
 
 from harness.mediawiki import MediaWiki, is_installed, start_mediawiki

@@ -214,7 +214,7 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
     save_screenshot(page, "gadget-inserted")
     sent = [c for c in stack.store().checks(origin="gadget", wiki=mediawiki.dbname) if c.title == TITLE]
     assert [len(c.claims) for c in reversed(sent)] == [2, 1]  # the second request: the new citation only
-    assert sent[0].claims[0]["citation"]["url"] == sources.url("/alsea-history")
+    assert sent[0].claims[0].citation.url == sources.url("/alsea-history")
     assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console
 
 

@@ -146,3 +146,58 @@ def test_better_source_reason_names_the_page(verifier, candidate_score, suggeste
     assert '"Eiffel Tower facts"' in reason
     assert bool(check.suggestions) is suggested
     assert ("too weakly to suggest" in reason) is not suggested
+
+
+RICH_REFS = "\n".join([
+    "'''Alsea''' is a restaurant operator.<ref name=\"ar\">{{cite web |url=BASE/alsea/report |title=Annual report "
+    "|website=Alsea |date=2023-04-01 |archive-url=BASE/archive/alsea/report}}</ref>",
+    "",
+    "== History ==",
+    "=== Founding ===",
+    "It was founded in 1997.<ref name=\"ar\" /> It runs Starbucks in Mexico.<ref>BASE/news/</ref>",
+    "It opened its first store in 1990.<ref>Smith, ''Restaurants'' (2001), p. 4.</ref>",
+    "",
+])
+
+
+def test_records_round_trip_through_their_dicts(verifier, index_dir, article):
+    """What the store keeps (``to_dict`` as JSON) reads back (``from_dict``) as the same records."""
+    import json
+    import re
+
+    from side.extract.claims import Citation, Claim
+    from side.pipeline import Result, SourceStatus, Suggestion
+    from side.retrieval.retriever import Retriever
+    from side.verify.verifier import Evidence, Verdict, VerdictLabel
+
+    wikitext, tmp_path = article
+    config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=2)
+    retriever = Retriever.load(index_dir)
+    loader = make_source_loader(retriever, lambda url: fetch_source(url, config, tmp_path / "cache"))
+    base = re.search(r"http://127\.0\.0\.1:\d+", wikitext).group(0)  # missing pages there: unavailable
+    claims = extract_claims(wikitext + RICH_REFS.replace("BASE", base), "Eiffel Tower")
+    results = Pipeline(verifier, retriever, loader).verify_claims(claims)
+    # the records cover every shape: scored and flagged with suggestions, unreadable, and without a URL
+    assert {r.source_status for r in results} >= {SourceStatus.FETCHED, SourceStatus.UNAVAILABLE, SourceStatus.NO_URL}
+    assert any(r.suggestions and r.suggestions[0].evidence for r in results)
+    assert any(r.verdict is None for r in results) and any(c.use_index == 1 for c in claims)
+    assert any(c.citation.archive_url and c.citation.date and c.citation.website for c in claims)
+    assert all(isinstance(r.verdict.label, VerdictLabel) for r in results if r.verdict)
+
+    def same(record, kind) -> None:
+        assert kind.from_dict(record.to_dict()) == record
+        assert kind.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+
+    for result in results:
+        same(result, Result)
+        same(result.claim, Claim)
+        same(result.claim.citation, Citation)
+        if result.verdict:
+            same(result.verdict, Verdict)
+            for evidence in result.verdict.evidence:
+                same(evidence, Evidence)
+        for suggestion in result.suggestions:
+            same(suggestion, Suggestion)
+    again = Result.from_dict(json.loads(json.dumps(results[0].to_dict())))
+    assert type(again.source_status) is SourceStatus and type(again.verdict.label) is VerdictLabel
+    assert again.failure_likelihood == results[0].failure_likelihood

@@ -11,8 +11,11 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
-from service.store.store import CheckRequest, Store, check_key, schema_version, suggestion_key, utcnow
+from service.store import CheckRequest, Store, schema_version, suggestion_key, utcnow
 from side.errors import InputError
+from side.extract.claims import Citation, Claim
+from side.pipeline import Result, SourceStatus, Suggestion
+from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 from conftest import IN_CI
 
@@ -51,22 +54,20 @@ def store_url(request, tmp_path):
     return url
 
 
-def claim(text: str, url: str, key: str = "") -> dict:
-    return {"article_title": "Alsea", "section": ["History"], "text": text, "left_context": text,
-            "citation": {"id": url, "kind": "cite", "url": url, "title": "T"}, "use_index": 0,
-            "key": key or check_key("w", "t", None, [{"text": text}])[4:20]}
+def claim(text: str, url: str) -> Claim:
+    return Claim(article_title="Alsea", section=("History",), text=text, left_context=text,
+                 citation=Citation(id=url, kind="cite", url=url, title="T"))
 
 
-def outcome(c: dict, score: float, flagged: bool, suggestion_url: str = "") -> dict:
-    suggestions = [{"url": suggestion_url, "title": "Better", "score": 0.9,
-                    "evidence": {"text": "It says so.", "score": 0.9}, "cite": "{{cite web |url=x}}"}] \
+def outcome(c: Claim, score: float, flagged: bool, suggestion_url: str = "") -> Result:
+    suggestions = [Suggestion(url=suggestion_url, title="Better", score=0.9,
+                              evidence=Evidence("It says so.", 0, 0.9), cite="{{cite web |url=x}}")] \
         if suggestion_url else []
-    return {"claim": c, "source_status": "fetched", "source_error": "",
-            "verdict": {"label": "SUPPORTS" if score > 0.5 else "NOT ENOUGH INFO", "score": score,
-                        "probabilities": {}, "evidence": [{"text": "Evidence sentence.", "score": score}],
-                        "signals": {}, "reason": ""},
-            "url_depth": 2, "rank": 1, "flagged": flagged, "reasons": ["low support"] if flagged else [],
-            "failure_likelihood": round(1 - score, 4), "suggestions": suggestions}
+    label = VerdictLabel.SUPPORTS if score > 0.5 else VerdictLabel.NOT_ENOUGH_INFO
+    return Result(claim=c, source_status=SourceStatus.FETCHED,
+                  verdict=Verdict(label, score, evidence=(Evidence("Evidence sentence.", 0, score),)),
+                  url_depth=2, rank=1, flagged=flagged, reasons=["low support"] if flagged else [],
+                  suggestions=suggestions)
 
 
 def test_check_lifecycle_is_idempotent(store_url):
@@ -88,8 +89,8 @@ def test_check_lifecycle_is_idempotent(store_url):
     assert done.status == "done" and done.attempts == 2 and done.flagged == 1
     rows = store.results(record.id)
     assert [r.position for r in rows] == [0, 1]
-    assert rows[1].flagged and rows[1].suggestions[0]["url"] == "https://c.example/3"
-    assert rows[1].evidence[0]["text"] == "Evidence sentence." and rows[1].wiki == "enwiki"
+    assert rows[1].flagged and rows[1].suggestions[0].url == "https://c.example/3"
+    assert rows[1].evidence[0].text == "Evidence sentence." and rows[1].wiki == "enwiki"
 
     latest, page = store.page_results("enwiki", "Alsea")
     assert latest.id == record.id and len(page) == 2
@@ -149,7 +150,7 @@ def test_results_survive_reopening_and_migrations_are_versioned(tmp_path):
     rec, _ = store.add_check(CheckRequest("enwiki", "Kept", [c], revision=1))
     store.close()
     # a fresh process opens the same file: the check is there and migrating again is a no-op
-    code = ("import sys; from service.store.store import Store; s = Store.open(sys.argv[1]); "
+    code = ("import sys; from service.store import Store; s = Store.open(sys.argv[1]); "
             "print(s.check(sys.argv[2]).status, s.ping())")
     out = subprocess.run([sys.executable, "-c", code, url, rec.id], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["queued", "0001"]
@@ -157,7 +158,7 @@ def test_results_survive_reopening_and_migrations_are_versioned(tmp_path):
 
 
 def test_bad_database_url_is_a_clear_error(tmp_path):
-    from service.store.store import StoreError
+    from service.store import StoreError
 
     with pytest.raises(StoreError, match="invalid database URL"):
         Store.open("nonsense://")

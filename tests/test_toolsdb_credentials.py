@@ -16,7 +16,8 @@ from conftest import IN_CI
 
 from side.errors import ConfigError
 from service.store.optionfile import read_client_credentials
-from service.store.store import Store, StoreError, schema_version
+from service.store import Store, StoreError
+from service.store.migrate import schema_version
 
 MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
 SERVER = sa.engine.make_url(MARIADB)

@@ -22,7 +22,7 @@ from gadget.server.dashboard.views import MAX_RESULT_ID
 from gadget.server.security import http_url
 from gadget.server.serve import BODY_BUFFER_FACTOR, make_server
 from service.queue import get_queue
-from service.store.store import CheckRequest
+from service.store import CheckRequest
 from side.errors import ConfigError
 from side.extract.wikitext import extract_claims
 
@@ -64,14 +64,14 @@ def test_protocol_relative_wikitext_urls_are_read_as_https(client, store):
     response = client.post("/api/v1/checks", json=wikitext_body("//museum.example/eiffel"))
     assert response.status_code == 202, response.get_data(as_text=True)
     record = store.check(response.get_json()["check"]["id"])
-    assert record.claims[0]["citation"]["url"] == "https://museum.example/eiffel"
+    assert record.claims[0].citation.url == "https://museum.example/eiffel"
 
 
 @pytest.fixture
 def bot_check_with_script_urls(client, store):
     """Work that did not come through the API (the bot stores extracted claims as they are):
     a cited ``javascript:`` URL and a suggested ``data:`` URL, flagged, as the dashboard gets it."""
-    claims = [c.to_dict() for c in extract_claims(wikitext_body(EVIL_URLS[0])["wikitext"], "Eiffel Tower", 50)]
+    claims = list(extract_claims(wikitext_body(EVIL_URLS[0])["wikitext"], "Eiffel Tower", 50))
     record, _ = store.add_check(CheckRequest(wiki="enwiki", title="Eiffel Tower", revision=7, claims=claims,
                                              origin="bot"))
     finish(store, record.id, [outcome(claims[0], 0.1, True, suggestion=(EVIL_URLS[2], "Evil", "It is 330 m."))])

@@ -23,18 +23,19 @@ from service.queue import (
     retry_policy,
     submit,
 )
-from service.store.store import CheckRequest, Store
+from service.store import CheckRequest, Store
 from side.config import FetchConfig, ServiceConfig
 from side.errors import SourceFetchError
+from side.extract.claims import Citation, Claim
 from side.sources.fetch import fetch_source
 from workers.jobs import is_transient, retrying
 
 from httpserver import LocalServer, Response
 
 
-def claim(text: str, url: str = "https://example.org/a") -> dict:
-    return {"article_title": "Foo", "section": ["History"], "text": text, "left_context": text,
-            "citation": {"id": "r1", "kind": "external_link", "url": url}, "key": "c1"}
+def claim(text: str, url: str = "https://example.org/a") -> Claim:
+    return Claim(article_title="Foo", section=("History",), text=text, left_context=text,
+                 citation=Citation(id="r1", kind="external_link", url=url))
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ from rq.job import Job, JobStatus
 
 from service.health import queue_health
 from service.queue import redis_connection
-from service.store.store import CheckRequest
+from service.store import CheckRequest
+from side.extract.claims import Citation, Claim
 
 from harness.stack import pid_alive
 from httpserver import LocalServer, Response
@@ -33,9 +34,9 @@ WEATHER = (b"<html><head><title>Weather</title></head><body>"
            b"<p>Temperatures reach 25 degrees in the afternoon.</p></body></html>")
 
 
-def claim(text: str, url: str, key: str) -> dict:
-    return {"article_title": "Alsea (company)", "section": ["History"], "text": text, "left_context": text,
-            "citation": {"id": key, "kind": "external_link", "url": url}, "key": key}
+def claim(text: str, url: str, key: str) -> Claim:
+    return Claim(article_title="Alsea (company)", section=("History",), text=text, left_context=text,
+                 citation=Citation(id=key, kind="external_link", url=url))
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def wait_until(condition, timeout: float = 60.0, what: str = "condition") -> Non
 def test_a_worker_checks_a_revision_end_to_end(stack, sources):
     new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=101, origin="bot", claims=[
         claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1"),
-        claim("Alsea was founded in 1990.", sources.url("/weather"), "c2")])
+        claim("Alsea was founded in 1990.", sources.url("/weather"), "c2")], client_keys=["c1", "c2"])
     record, enqueued = stack.submit(new)
     assert enqueued and record.status == "queued"
     done = stack.wait_for(record.id)

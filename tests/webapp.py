@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from service.store.store import Store
+from service.store import Store
 from side.config import Config
 from side.extract.claims import Claim
-from side.pipeline import Result, Suggestion, cite_web
-from side.verify.verifier import Evidence, Verdict
+from side.pipeline import Result, SourceStatus, Suggestion, cite_web
+from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 WIKI_URL = "http://wiki.test:8080"
 
@@ -75,9 +75,9 @@ def store(app) -> Store:
     return app.extensions["side"].store
 
 
-def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "REFUTES",
-            suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One ``Result.to_dict()`` as a worker stores it; ``suggestion`` is (url, title, sentence)."""
+def outcome(claim: Claim, score: float, flagged: bool, label: str = "REFUTES",
+            suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = ()) -> Result:
+    """One Result as a worker hands it to the store; ``suggestion`` is (url, title, sentence)."""
     sentences = tuple(Evidence(text=t, sentence_index=n * 3, score=round(0.9 - n * 0.2, 2))
                       for n, t in enumerate(evidence))
     suggestions = []
@@ -86,14 +86,13 @@ def outcome(claim: dict[str, Any], score: float, flagged: bool, label: str = "RE
         suggestions.append(Suggestion(url=url, title=title, score=0.91,
                                       evidence=Evidence(text=sentence, sentence_index=4, score=0.93),
                                       cite=cite_web(url, title)))
-    result = Result(claim=Claim.from_dict(claim), source_status="fetched",
-                           verdict=Verdict(label=label, score=score, evidence=sentences), rank=2 if flagged else 1,
-                           flagged=flagged, reasons=["the cited source does not support the claim"] if flagged else [],
-                           suggestions=suggestions)
-    return result.to_dict()
+    return Result(claim=claim, source_status=SourceStatus.FETCHED,
+                  verdict=Verdict(label=VerdictLabel(label), score=score, evidence=sentences), rank=2 if flagged else 1,
+                  flagged=flagged, reasons=["the cited source does not support the claim"] if flagged else [],
+                  suggestions=suggestions)
 
 
-def finish(store: Store, check_id: str, outcomes: list[dict[str, Any]], seconds: float = 1.5) -> None:
+def finish(store: Store, check_id: str, outcomes: list[Result], seconds: float = 1.5) -> None:
     """Run the worker's store calls for a check: start, then finish with these outcomes."""
     store.start(check_id)
     store.finish(check_id, outcomes, seconds)

@@ -1,6 +1,7 @@
 """The job function: check every claim of one Check with the worker's loaded Pipeline.
 
-A job carries nothing but the check id; the claims are in the results store. The verifier and
+A job carries nothing but the check id; the claims are in the results store (as Claims), and
+the Results go back to it as they are. The verifier and
 the evidence index are loaded once per worker process (:func:`set_context`, called by
 ``side-worker`` before it takes jobs), never per job.
 
@@ -28,9 +29,8 @@ from typing import Any, TypeVar
 from rq import get_current_job
 from rq.timeouts import JobTimeoutException
 
-from service.store.store import Store
+from service.store import CheckStatus, Store
 from side.errors import SideError, SourceBlockedError, SourceFetchError, UnsupportedContentError
-from side.extract.claims import Claim
 from side.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
@@ -112,17 +112,6 @@ def retrying(fetch: Callable[[str], T], attempts: int = DEFAULT_FETCH_ATTEMPTS,
     return fetch_with_retries
 
 
-def claim_from_payload(data: dict[str, Any]) -> Claim:
-    """A Claim from a stored payload: ``Claim.to_dict()``, or the API's flat ``url``/``citation_title``."""
-    if "citation" not in data and ("url" in data or "citation_title" in data):
-        citation = {"id": str(data.get("key", "")), "kind": "external_link" if data.get("url") else "text",
-                    "url": data.get("url") or None, "title": data.get("citation_title") or None}
-        data = {**data, "citation": citation}
-    if "article_title" not in data and "title" in data:
-        data = {**data, "article_title": data["title"]}
-    return Claim.from_dict(data)
-
-
 def _will_retry(exc: BaseException) -> bool:
     """Whether RQ will run this job again; a timeout is not retried (the same work would time out)."""
     job = get_current_job()
@@ -141,15 +130,14 @@ def run_check(check_id: str) -> dict[str, Any]:
     record = store.check(check_id)
     if record is None:
         raise CheckNotFoundError(f"unknown check {check_id}")
-    if record.status == "done":
+    if record.status == CheckStatus.DONE:
         log.info("check %s is already done; nothing to do", check_id)
         return {"id": check_id, "status": "done", "skipped": True}
     record = store.start(check_id)
     started = time.monotonic()
     try:
-        claims = [claim_from_payload(c) for c in record.claims]
-        checks = context.checker.verify_claims(claims)
-        done = store.finish(check_id, [c.to_dict() for c in checks], time.monotonic() - started)
+        outcomes = context.checker.verify_claims(record.claims)
+        done = store.finish(check_id, outcomes, time.monotonic() - started)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):

@@ -44,6 +44,7 @@ from rq.worker import WorkerStatus
 
 from service.health import failure_reason
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
+from service.store import CheckStatus
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
@@ -201,7 +202,7 @@ def mark_failed_checks(store: Any, queue: Queue, limit: int = RECONCILE_LIMIT) -
     changed = 0
     for job_id in ids:
         record = store.check(job_id)
-        if record is None or record.status not in ("queued", "running"):
+        if record is None or record.status not in (CheckStatus.QUEUED, CheckStatus.RUNNING):
             continue
         job = Job.fetch_many([job_id], connection=queue.connection, serializer=queue.serializer)[0]
         reason = (failure_reason(job) if job else "") or "job failed in the queue (no reason recorded)"
@@ -332,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.queue:
             config.service.queue = args.queue
         connection = redis_connection(config.service.redis_url)
-        from service.store.store import Store
+        from service.store import Store
 
         store = Store.open(config.database_url)
     except (SideError, QueueUnavailableError) as exc:

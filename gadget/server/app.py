@@ -26,7 +26,7 @@ from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter, load_flag_threshold
 from gadget.server.services import EXTENSION, Services, request_origin, services
 from service.queue import get_queue, redis_connection
-from service.store.store import Store
+from service.store import Store
 from side.config import Config, load_config
 
 log = logging.getLogger(__name__)

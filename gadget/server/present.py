@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from service.store.store import Check, StoredResult, iso
+from service.store import Check, StoredResult, iso
 from side.config import Config
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE
 from side.verify.verifier import COMBINER_FILE, Combiner
@@ -80,16 +80,16 @@ class Presenter:
         return f"{self.public_url}/dashboard/results/{result_id}"
 
     def result(self, result: StoredResult) -> dict[str, Any]:
-        citation = result.claim.get("citation") or {}
         return {
             "id": result.id, "position": result.position, "client_key": result.client_key,
             "claim_key": result.claim_key, "claim": result.claim_text,
-            "section": list(result.claim.get("section") or []),
-            "url": result.citation_url, "citation_title": citation.get("title") or "",
+            "section": list(result.claim.section),
+            "url": result.citation_url, "citation_title": result.citation_title,
             "source_status": result.source_status, "source_error": result.source_error,
             "label": result.label, "score": result.score,
             "verdict": verdict_of(result, self.flag_threshold), "flagged": result.flagged,
-            "reasons": result.reasons, "evidence": result.evidence, "suggestions": result.suggestions,
+            "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],
+            "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),
         }
 

@@ -16,7 +16,7 @@ from rq import Queue
 
 from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter
-from service.store.store import Store
+from service.store import Store
 from side.config import Config
 
 EXTENSION = "side"

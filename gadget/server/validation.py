@@ -16,7 +16,7 @@ from typing import Any
 from flask import Request
 
 from gadget.server.errors import ApiError, UnsupportedMediaError
-from service.store.store import DISMISS_REASONS, FEEDBACK_ACTIONS
+from service.store import DismissReason, FeedbackAction
 
 WIKI_PATTERN = r"^[a-z0-9_-]{1,64}$"
 CHECK_ID_PATTERN = r"^chk_[0-9a-f]{32}$"
@@ -90,7 +90,7 @@ class CheckInput:
 @dataclass(frozen=True)
 class FeedbackInput:
     result_id: int
-    action: str
+    action: FeedbackAction
     reason: str
     suggestion_url: str
     user: str
@@ -254,11 +254,11 @@ def feedback_input(data: dict[str, Any]) -> FeedbackInput:
     reject_unknown(data, FEEDBACK_FIELDS)
     result_id = integer(data, "result_id", minimum=1, required=True)
     action = data.get("action")
-    if action not in FEEDBACK_ACTIONS:
-        raise bad("action", f"must be one of {', '.join(FEEDBACK_ACTIONS)}")
+    if action not in list(FeedbackAction):  # a list, not a set: the JSON value may be unhashable
+        raise bad("action", f"must be one of {', '.join(FeedbackAction)}")
     reason = text(data, "reason", 64)
-    if action == "dismiss" and reason not in DISMISS_REASONS:
-        raise bad("reason", f"a dismissal needs one of {', '.join(DISMISS_REASONS)}")
-    return FeedbackInput(result_id=int(result_id), action=str(action), reason=reason,
+    if action == FeedbackAction.DISMISS and reason not in list(DismissReason):
+        raise bad("reason", f"a dismissal needs one of {', '.join(DismissReason)}")
+    return FeedbackInput(result_id=int(result_id), action=FeedbackAction(action), reason=reason,
                          suggestion_url=url(data, "suggestion_url"), user=trim(text(data, "user", MAX_USER)),
                          comment=trim(text(data, "comment", MAX_COMMENT, multiline=True)))

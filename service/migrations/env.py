@@ -1,4 +1,4 @@
-"""Alembic environment: Side passes its own connection in (see service.store.store.migrate)."""
+"""Alembic environment: Side passes its own connection in (see service.store.migrate.migrate)."""
 
 from alembic import context
 

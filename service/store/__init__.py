@@ -1,28 +1,36 @@
 """The results store: every Check, its Results, review feedback and the bot's reports.
 
-SQLAlchemy Core tables with Alembic migrations (``service/migrations``); SQLite by default,
-MariaDB/ToolsDB by URL. Records cross the boundary as dataclasses, never as rows or dicts.
+SQLAlchemy Core tables (``tables``) with Alembic migrations (``service/migrations``, run by
+``migrate``); SQLite by default, MariaDB/ToolsDB by URL. Records (``records``) cross the
+boundary as typed dataclasses and StrEnums, never as rows or dicts; the dashboard's numbers are
+in ``stats`` and the bot's report ledger in ``ledger``. Import from here.
 """
 
 from __future__ import annotations
 
-from service.store.store import (
+from service.store.ledger import Report
+from service.store.migrate import make_engine, migrate, schema_version
+from service.store.records import (
     Check,
     CheckRequest,
+    CheckStatus,
+    DismissReason,
     Feedback,
-    Report,
-    Stats,
-    Store,
+    FeedbackAction,
+    Origin,
+    ReviewStatus,
     StoredResult,
     StoreError,
     check_key,
-    make_engine,
-    migrate,
+    iso,
     suggestion_key,
     utcnow,
 )
+from service.store.stats import Stats
+from service.store.store import Store
 
 __all__ = [
-    "Check", "CheckRequest", "Feedback", "Report", "Stats", "Store", "StoreError", "StoredResult", "check_key",
-    "make_engine", "migrate", "suggestion_key", "utcnow",
+    "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin", "Report",
+    "ReviewStatus", "Stats", "Store", "StoreError", "StoredResult", "check_key", "iso", "make_engine", "migrate",
+    "schema_version", "suggestion_key", "utcnow",
 ]

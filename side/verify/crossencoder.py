@@ -17,6 +17,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,19 @@ from side.retrieval.encoder import minilm_path, pick_device
 
 log = logging.getLogger(__name__)
 
-LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+
+class VerdictLabel(StrEnum):
+    """The model's classes (FEVER's labels), in the order of its output columns.
+
+    A StrEnum, so a label is stored, compared and written to JSON as the same string as before.
+    """
+
+    SUPPORTS = "SUPPORTS"
+    REFUTES = "REFUTES"
+    NOT_ENOUGH_INFO = "NOT ENOUGH INFO"
+
+
+LABELS = tuple(label.value for label in VerdictLabel)
 SUPPORTS, REFUTES, NEI = 0, 1, 2
 
 #: Where ``side train verifier`` writes the model shipped with the package.

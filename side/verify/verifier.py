@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, NEI, REFUTES, SUPPORTS, CrossEncoder, Pair
+from side.verify.crossencoder import (
+    DEFAULT_MODEL_DIR,
+    LABELS,
+    REFUTES,
+    SUPPORTS,
+    CrossEncoder,
+    Pair,
+    VerdictLabel,
+)
 from side.verify.evidence import (
     _TOKEN,
     STOPWORDS,
@@ -62,12 +70,17 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        """The inverse of :meth:`to_dict` (stored verdicts and suggestions are read back with it)."""
+        return cls(text=str(data["text"]), sentence_index=int(data["sentence_index"]), score=float(data["score"]))
+
 
 @dataclass(frozen=True)
 class Verdict:
     """Label and support score of a Claim against one Source."""
 
-    label: str
+    label: VerdictLabel
     #: Calibrated support in [0, 1]: higher means better supported. Used for ranking and flags.
     score: float
     probabilities: dict[str, float] = field(default_factory=dict)
@@ -82,16 +95,17 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        """The inverse of :meth:`to_dict`; an unknown label is a ValueError, not a silent string."""
         return cls(
-            label=data["label"], score=float(data["score"]),
+            label=VerdictLabel(data["label"]), score=float(data["score"]),
             probabilities=dict(data.get("probabilities", {})),
-            evidence=tuple(Evidence(**e) for e in data.get("evidence", [])),
+            evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence", [])),
             signals=dict(data.get("signals", {})), reason=data.get("reason", ""),
         )
 
 
 def not_enough_info(reason: str) -> Verdict:
-    return Verdict(label=LABELS[NEI], score=0.0, reason=reason)
+    return Verdict(label=VerdictLabel.NOT_ENOUGH_INFO, score=0.0, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -267,11 +281,11 @@ class Verifier:
             Evidence(item.candidates[i].text, item.candidates[i].index, round(float(probs[i, SUPPORTS]), 4))
             for i in order[:MAX_EVIDENCE]
         )
-        label = LABELS[int(np.argmax(probs[best]))]
-        if label == LABELS[SUPPORTS] and score < self.flag_threshold:
-            label = LABELS[NEI]
+        label = VerdictLabel(LABELS[int(np.argmax(probs[best]))])
+        if label == VerdictLabel.SUPPORTS and score < self.flag_threshold:
+            label = VerdictLabel.NOT_ENOUGH_INFO
         if signals["ce_refute"] > 0.5 and signals["ce_refute"] > signals["ce_support"]:
-            label = LABELS[REFUTES]
+            label = VerdictLabel.REFUTES
         return Verdict(
             label=label, score=round(score, 4),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from service.store.store import Check, CheckRequest, Store
+from service.store import Check, CheckRequest, Store
 from side.config import ServiceConfig
 from workers.stack import WEB_MODULE, Part, Stack
 

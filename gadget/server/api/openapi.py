@@ -8,6 +8,7 @@ it, which is what keeps the two honest.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from flask import Blueprint, Response, jsonify
@@ -16,7 +17,7 @@ from gadget.server import validation as v
 from gadget.server.errors import HTTP_CODES
 from gadget.server.present import VERDICTS
 from gadget.server.services import services
-from service.store.store import DISMISS_REASONS, REVIEW_STATUSES, STATUSES
+from service.store import CheckStatus, DismissReason, ReviewStatus
 
 bp = Blueprint("openapi", __name__)
 
@@ -35,6 +36,11 @@ TITLE = (f"^[^{v.TITLE_ILLEGAL_ASCII}]*[^{v.WHITESPACE}_{v.TITLE_ILLEGAL_ASCII}]
 
 def string(max_length: int, pattern: str = SINGLE_LINE, **extra: Any) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_length, "pattern": pattern, **extra}
+
+
+def values(kind: type[StrEnum]) -> list[str]:
+    """An enum's values as the plain strings the API sends and accepts."""
+    return [member.value for member in kind]
 
 
 def ref(name: str) -> dict[str, str]:
@@ -79,7 +85,7 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
         "DismissFeedback": {"type": "object", "additionalProperties": False,
                             "required": ["result_id", "action", "reason"],
                             "properties": {**feedback, "action": {"type": "string", "enum": ["dismiss"]},
-                                           "reason": {"type": "string", "enum": list(DISMISS_REASONS)}}},
+                                           "reason": {"type": "string", "enum": values(DismissReason)}}},
     }
 
 
@@ -93,12 +99,12 @@ def output_schemas() -> dict[str, Any]:
                   "flagged": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},
                   "suggestions": {"type": "array", "items": {"type": "object"}},
-                  "review_status": {"type": "string", "enum": list(REVIEW_STATUSES)},
+                  "review_status": {"type": "string", "enum": values(ReviewStatus)},
                   "dashboard_url": {"type": "string"}}}
     check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
              "properties": {
                  "id": {"type": "string", "pattern": v.CHECK_ID_PATTERN},
-                 "status": {"type": "string", "enum": list(STATUSES)}, "wiki": {"type": "string"},
+                 "status": {"type": "string", "enum": values(CheckStatus)}, "wiki": {"type": "string"},
                  "title": {"type": "string"}, "revision": {"type": "integer", "nullable": True},
                  "error": {"type": "string"}, "created_at": {"type": "string"},
                  "finished_at": {"type": "string", "nullable": True}, "dashboard_url": {"type": "string"},

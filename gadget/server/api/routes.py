@@ -1,7 +1,7 @@
 """The REST API the gadget (and anyone else) calls: ``/api/v1``, contract in docs/service.md.
 
 A request is validated completely (:mod:`gadget.server.validation`) before anything is
-written; then the claims become ``Claim.to_dict()`` payloads and go through
+written; then the claims become Claims (each with the client's key) and go through
 ``service.queue.submit``, the one place that stores a Check and queues its job. Known work is
 answered from the store at once (200), new work with 202 and the check's URL to poll.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, url_for
 
@@ -31,7 +30,7 @@ from gadget.server.validation import (
     wiki_id,
 )
 from service.queue import submit
-from service.store.store import CheckRequest
+from service.store import CheckRequest, CheckStatus, Origin
 from side.extract.claims import Citation, Claim
 from side.extract.wikitext import extract_claims
 
@@ -40,19 +39,18 @@ log = logging.getLogger(__name__)
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 #: Check statuses that will not change without a new submission: answered with 200.
-SETTLED = frozenset({"done", "failed"})
+SETTLED = frozenset({CheckStatus.DONE, CheckStatus.FAILED})
 
 
-def claim_payload(given: ClaimInput, title: str) -> dict[str, Any]:
-    """A client's claim as ``Claim.to_dict()``, with its own key kept as ``client_key``."""
+def claim_of(given: ClaimInput, title: str) -> Claim:
+    """A client's claim as a Claim (its own key goes beside it, as the check's client key)."""
     url = given.url or None
     body = url or given.citation_title or given.text
     citation = Citation(id=hashlib.sha1(body.encode("utf-8")).hexdigest()[:16],
                         kind="bare_url" if url and not given.citation_title else "template",
                         url=url, title=given.citation_title or None)
-    claim = Claim(article_title=title, section=given.section, text=given.text,
-                  left_context=given.left_context or given.text, citation=citation)
-    return {**claim.to_dict(), "client_key": given.key}
+    return Claim(article_title=title, section=given.section, text=given.text,
+                 left_context=given.left_context or given.text, citation=citation)
 
 
 def http_citation(claim: Claim, number: int) -> Claim:
@@ -70,7 +68,7 @@ def http_citation(claim: Claim, number: int) -> Claim:
         claim, citation=dataclasses.replace(claim.citation, url=url))
 
 
-def wikitext_payloads(wikitext: str, title: str, context_words: int) -> list[dict[str, Any]]:
+def wikitext_claims(wikitext: str, title: str, context_words: int) -> list[Claim]:
     """Claims of a wikitext snippet, each keyed by its own stable claim key."""
     claims = extract_claims(wikitext, title, context_words)
     if not claims:
@@ -78,20 +76,21 @@ def wikitext_payloads(wikitext: str, title: str, context_words: int) -> list[dic
     if len(claims) > MAX_CLAIMS:
         raise ApiError(f"wikitext: {len(claims)} citations; at most {MAX_CLAIMS} per check",
                        code="too_many_citations", status=422)
-    claims = [http_citation(c, n) for n, c in enumerate(claims, start=1)]
-    return [{**c.to_dict(), "client_key": c.key} for c in claims]
+    return [http_citation(c, n) for n, c in enumerate(claims, start=1)]
 
 
 def new_check(given: CheckInput) -> CheckRequest:
     svc = services()
     if given.wikitext is not None:
-        claims = wikitext_payloads(given.wikitext, given.title, svc.config.context_words)
+        claims = wikitext_claims(given.wikitext, given.title, svc.config.context_words)
+        keys = [c.key for c in claims]
     else:
-        claims = [claim_payload(c, given.title) for c in given.claims]
+        claims = [claim_of(c, given.title) for c in given.claims]
+        keys = [c.key for c in given.claims]
     # A browser page on an allowed wiki is the gadget; everything else (bots, scripts) is "api".
-    origin = "gadget" if request_origin() in svc.cors_origins else "api"
+    origin = Origin.GADGET if request_origin() in svc.cors_origins else Origin.API
     return CheckRequest(wiki=given.wiki, title=given.title, claims=claims, revision=given.revision,
-                    parent_revision=given.parent_revision, origin=origin)
+                        parent_revision=given.parent_revision, origin=origin, client_keys=keys)
 
 
 def check_response(check_id: str, status: int | None = None) -> Response:
@@ -99,7 +98,7 @@ def check_response(check_id: str, status: int | None = None) -> Response:
     record = svc.store.check(check_id)
     if record is None:
         raise NotFoundError(f"no check {check_id}")
-    results = svc.store.results(record.id) if record.status == "done" else []
+    results = svc.store.results(record.id) if record.status == CheckStatus.DONE else []
     response = jsonify({"check": svc.presenter.check(record, results)})
     response.status_code = status or 200
     return response

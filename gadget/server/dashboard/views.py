@@ -25,7 +25,8 @@ from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
 from gadget.server.present import verdict_of
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
-from service.store.store import DISMISS_REASONS, REVIEW_STATUSES, Check, StoredResult
+from service.store import Check, DismissReason, ReviewStatus, StoredResult
+from side.verify.verifier import Evidence, VerdictLabel
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +34,14 @@ bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", template_folder="
                static_folder="static", static_url_path="/static")
 
 PAGE_SIZE = 25
-LABELS = {"REFUTES": "refuted", "NOT ENOUGH INFO": "not enough info", "SUPPORTS": "supported, better source found"}
-REASON_TEXT = {"not-relevant": "The suggestion is not relevant", "source-is-fine": "The cited source is fine",
-               "suggestion-wrong": "The suggested source is wrong", "other": "Other"}
+LABELS: dict[str, str] = {VerdictLabel.REFUTES: "refuted", VerdictLabel.NOT_ENOUGH_INFO: "not enough info",
+                          VerdictLabel.SUPPORTS: "supported, better source found"}
+REASON_TEXT: dict[str, str] = {DismissReason.NOT_RELEVANT: "The suggestion is not relevant",
+                               DismissReason.SOURCE_IS_FINE: "The cited source is fine",
+                               DismissReason.SUGGESTION_WRONG: "The suggested source is wrong",
+                               DismissReason.OTHER: "Other"}
+#: The queue's status filter: a review status, or every one.
+ALL_STATUSES = "all"
 STATS_DAYS = (7, 30, 90, 365)
 #: Result ids the routes accept (the API's integer bound); a larger one is a 404, never a query
 #: the database cannot bind.
@@ -50,17 +56,18 @@ class QueueFilters:
     """The queue's filters, parsed from the query string (bad values are a 400 page)."""
 
     wiki: str = ""
-    label: str = ""
+    label: VerdictLabel | None = None
     min_score: float | None = None
     max_score: float | None = None
     since: date | None = None
     until: date | None = None
-    status: str = "open"
+    #: A :class:`ReviewStatus`, or :data:`ALL_STATUSES`.
+    status: str = ReviewStatus.OPEN
     page: int = 1
 
     def store_kwargs(self) -> dict[str, Any]:
-        return {"wiki": self.wiki or None, "label": self.label or None,
-                "review_status": None if self.status == "all" else self.status,
+        return {"wiki": self.wiki or None, "label": self.label,
+                "review_status": None if self.status == ALL_STATUSES else ReviewStatus(self.status),
                 "min_score": self.min_score, "max_score": self.max_score,
                 "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
 
@@ -114,13 +121,14 @@ def _arg_int(name: str, default: int, allowed: range) -> int:
 def parse_filters() -> QueueFilters:
     wiki = request.args.get("wiki", "").strip()
     label = request.args.get("label", "").strip()
-    status = request.args.get("status", "open").strip() or "open"
+    status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
     if label and label not in LABELS:
         raise ApiError(f"label: one of {', '.join(LABELS)}")
-    if status not in REVIEW_STATUSES + ("all",):
-        raise ApiError(f"status: one of {', '.join(REVIEW_STATUSES)}, all")
-    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", label=label, min_score=_arg_float("min_score"),
-                        max_score=_arg_float("max_score"), since=_arg_date("since"), until=_arg_date("until"),
+    if status not in {*ReviewStatus, ALL_STATUSES}:
+        raise ApiError(f"status: one of {', '.join(ReviewStatus)}, {ALL_STATUSES}")
+    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", label=VerdictLabel(label) if label else None,
+                        min_score=_arg_float("min_score"), max_score=_arg_float("max_score"),
+                        since=_arg_date("since"), until=_arg_date("until"),
                         status=status, page=_arg_int("page", 1, range(1, 10_001)))
 
 
@@ -134,15 +142,14 @@ def highlight_claim(context: str, claim: str) -> Markup:
     return Markup(f"{escape(context[:at])}<mark>{escape(claim)}</mark>{escape(context[at + len(claim):])}")
 
 
-def best_passage(result: StoredResult) -> list[dict[str, Any]]:
-    """The cited source's evidence sentences in source order, the strongest one marked best."""
-    evidence = [dict(e) for e in result.evidence if e.get("text")]
+def best_passage(result: StoredResult) -> list[tuple[Evidence, bool]]:
+    """The cited source's evidence sentences in source order, each with whether it is the strongest."""
+    evidence = [e for e in result.evidence if e.text]
     if not evidence:
         return []
-    best = max(evidence, key=lambda e: e.get("score", 0.0))
-    for e in evidence:
-        e["best"] = e is best
-    return sorted(evidence, key=lambda e: e.get("sentence_index", 0))
+    best = max(range(len(evidence)), key=lambda n: evidence[n].score)
+    order = sorted(range(len(evidence)), key=lambda n: evidence[n].sentence_index)
+    return [(evidence[n], n == best) for n in order]
 
 
 def domain(url: str) -> str:
@@ -190,7 +197,7 @@ def queue() -> str:
     rows = svc.store.flagged(**filters.store_kwargs(), limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
     return render_template("queue.html", filters=filters, results=rows[:PAGE_SIZE], more=len(rows) > PAGE_SIZE,
                            wikis=svc.store.wikis(), counts=svc.store.count_flagged(), labels=LABELS,
-                           statuses=REVIEW_STATUSES)
+                           statuses=list(ReviewStatus))
 
 
 def _result_or_404(result_id: int) -> StoredResult:
@@ -207,7 +214,7 @@ def result_detail(result_id: int) -> str:
     check = svc.store.check(result.check_id)
     return render_template(
         "result.html", result=result, check=check, verdict=verdict_of(result, svc.presenter.flag_threshold),
-        context=highlight_claim(str(result.claim.get("left_context") or ""), result.claim_text),
+        context=highlight_claim(result.claim.left_context, result.claim_text),
         passage=best_passage(result), feedback=svc.store.feedback_for(result.id), reasons=REASON_TEXT,
         article_url=svc.links.revision(result.wiki, result.title, result.revision),
         diff_url=svc.links.diff(result.wiki, result.revision, result.parent_revision),
@@ -276,5 +283,5 @@ def stats() -> str:
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
     app.jinja_env.filters["domain"] = domain
-    app.jinja_env.globals["dismiss_reasons"] = DISMISS_REASONS
+    app.jinja_env.globals["dismiss_reasons"] = list(DismissReason)
     app.jinja_env.globals["page_link"] = page_link

@@ -1,0 +1,253 @@
+"""What the results store hands out and takes in: typed records, never rows or dicts.
+
+The enums are StrEnums, so what is stored in the database and written to JSON stays the same
+plain string (``"queued"``, ``"dismissed"``...) while code compares against named members. The
+side records (:class:`~side.extract.claims.Claim`, :class:`~side.verify.verifier.Verdict`,
+:class:`~side.pipeline.Suggestion`) travel inside these unchanged, so a consumer reads
+``result.claim.citation.title`` instead of digging through the JSON the store keeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from side.errors import InputError, SideError
+from side.extract.claims import Claim
+from side.pipeline import SourceStatus, Suggestion
+from side.verify.verifier import Evidence, Verdict, VerdictLabel
+
+__all__ = [
+    "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin",
+    "ReviewStatus", "StoreError", "StoredResult", "check_key", "iso", "parse_enum", "suggestion_key", "utcnow",
+]
+
+
+class CheckStatus(StrEnum):
+    """Where a Check is on its way through the queue."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Origin(StrEnum):
+    """Who asked for a Check."""
+
+    BOT = "bot"
+    GADGET = "gadget"
+    API = "api"
+    CLI = "cli"
+
+
+class ReviewStatus(StrEnum):
+    """A patroller's decision on a flagged citation."""
+
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    DISMISSED = "dismissed"
+
+
+class FeedbackAction(StrEnum):
+    ACCEPT = "accept"
+    DISMISS = "dismiss"
+
+
+class DismissReason(StrEnum):
+    """Why a suggestion was dismissed (after Edit Check's decline reasons)."""
+
+    NOT_RELEVANT = "not-relevant"
+    SOURCE_IS_FINE = "source-is-fine"
+    SUGGESTION_WRONG = "suggestion-wrong"
+    OTHER = "other"
+
+
+class StoreError(SideError):
+    code = "store_error"
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def parse_enum(kind: type[E], value: object, what: str) -> E:
+    """``value`` as a member of ``kind``, or an InputError naming the allowed values.
+
+    Python 3.11's ``"x" in SomeEnum`` raises instead of answering, hence one helper for every check.
+    """
+    try:
+        return kind(value if isinstance(value, str) else repr(value))
+    except ValueError:
+        raise InputError(f"{what} must be one of {', '.join(kind)}, not {value!r}") from None
+
+
+def utcnow() -> datetime:
+    """Naive UTC: DATETIME columns on MariaDB and SQLite carry no zone."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat() + "Z"
+
+
+def _claim_identity(claim: Claim) -> list[str]:
+    citation = claim.citation
+    return [claim.text, claim.left_context, citation.url or "", citation.title or "", claim.key]
+
+
+def check_key(wiki: str, title: str, revision: int | None, claims: Iterable[Claim]) -> str:
+    """Deterministic id of a unit of work: the same wiki, revision and claims give the same id.
+
+    It is also the RQ job id, which is what makes enqueueing the same work twice run it once.
+    """
+    body = json.dumps([wiki, title, revision, sorted(_claim_identity(c) for c in claims)], ensure_ascii=False)
+    return "chk_" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:32]
+
+
+def suggestion_key(wiki: str, claim_key: str, url: str) -> str:
+    """Identity of one suggestion (a claim and the source proposed for it) across revisions."""
+    return hashlib.sha256(f"{wiki}\x1f{claim_key}\x1f{url}".encode()).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Work to do: the claims of one revision or one gadget request.
+
+    ``client_keys`` are the caller's own names for its claims (the API's ``key``), one per claim,
+    handed back with each result so a client can match them; empty means each claim's own key.
+    """
+
+    wiki: str
+    title: str
+    claims: list[Claim]
+    revision: int | None = None
+    parent_revision: int | None = None
+    origin: Origin = Origin.API
+    client_keys: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.client_keys and len(self.client_keys) != len(self.claims):
+            raise ValueError(f"{len(self.client_keys)} client keys for {len(self.claims)} claims")
+
+    @property
+    def id(self) -> str:
+        return check_key(self.wiki, self.title, self.revision, self.claims)
+
+    def keys(self) -> list[str]:
+        """The client key of every claim, in order."""
+        return list(self.client_keys) or [c.key for c in self.claims]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A stored unit of work: its claims, where it is, and a summary of its outcome."""
+
+    id: str
+    wiki: str
+    title: str
+    revision: int | None
+    parent_revision: int | None
+    origin: Origin
+    status: CheckStatus
+    error: str
+    claims: list[Claim]
+    #: The client's key of each claim (see :class:`CheckRequest`), in claim order.
+    client_keys: list[str]
+    citations: int
+    flagged: int
+    attempts: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    seconds: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "wiki": self.wiki, "title": self.title, "revision": self.revision,
+                "parent_revision": self.parent_revision, "origin": self.origin, "status": self.status,
+                "error": self.error, "citations": self.citations, "flagged": self.flagged,
+                "attempts": self.attempts, "created_at": iso(self.created_at),
+                "started_at": iso(self.started_at), "finished_at": iso(self.finished_at),
+                "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """One citation use of a Check with its Verdict, Evidence and Suggestions (a stored Result)."""
+
+    id: int
+    check_id: str
+    position: int
+    client_key: str
+    claim_key: str
+    claim: Claim
+    citation_url: str
+    source_status: SourceStatus
+    source_error: str
+    label: VerdictLabel | None
+    score: float | None
+    failure_likelihood: float | None
+    flagged: bool
+    rank: int | None
+    url_depth: int | None
+    reasons: list[str]
+    verdict: Verdict | None
+    suggestions: list[Suggestion]
+    review_status: ReviewStatus
+    reviewed_at: datetime | None
+    created_at: datetime
+    # from the check
+    wiki: str = ""
+    title: str = ""
+    revision: int | None = None
+    parent_revision: int | None = None
+    origin: Origin | None = None
+
+    @property
+    def claim_text(self) -> str:
+        return self.claim.text
+
+    @property
+    def citation_title(self) -> str:
+        return self.claim.citation.title or ""
+
+    @property
+    def evidence(self) -> list[Evidence]:
+        """The cited source's best sentences, best first (empty when it could not be scored)."""
+        return list(self.verdict.evidence) if self.verdict else []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "check_id": self.check_id, "position": self.position,
+                "client_key": self.client_key, "claim_key": self.claim_key, "claim": self.claim.to_dict(),
+                "url": self.citation_url, "source_status": self.source_status,
+                "source_error": self.source_error, "label": self.label, "score": self.score,
+                "failure_likelihood": self.failure_likelihood, "flagged": self.flagged, "rank": self.rank,
+                "url_depth": self.url_depth, "reasons": self.reasons,
+                "evidence": [e.to_dict() for e in self.evidence],
+                "suggestions": [s.to_dict() for s in self.suggestions], "review_status": self.review_status,
+                "reviewed_at": iso(self.reviewed_at), "created_at": iso(self.created_at),
+                "wiki": self.wiki, "title": self.title, "revision": self.revision}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A patroller's accept or dismiss of a flagged citation."""
+
+    id: int
+    result_id: int
+    action: FeedbackAction
+    #: A :class:`DismissReason` for a dismissal; free text (often empty) for an acceptance.
+    reason: str
+    comment: str
+    suggestion_url: str
+    user: str
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "result_id": self.result_id, "action": self.action, "reason": self.reason,
+                "comment": self.comment, "suggestion_url": self.suggestion_url, "user": self.user,
+                "created_at": iso(self.created_at)}

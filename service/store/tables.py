@@ -1,0 +1,109 @@
+"""The results store's tables (SQLAlchemy Core), exactly as the Alembic migrations build them.
+
+The migrations in ``service/migrations/versions`` are what creates and upgrades a database;
+these tables are what the code queries. tests/test_migrations.py compares the two with
+Alembic's autogenerate on SQLite and MariaDB, so a change here without a migration (or the
+reverse) fails a test instead of surfacing in production.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.engine import CursorResult
+
+__all__ = ["LONG_TEXT", "checks", "feedback", "inserted_id", "metadata", "reports", "results"]
+
+#: JSON documents that can grow past TEXT's 64 KiB (a check's claims, a verdict with its
+#: evidence): LONGTEXT on MariaDB, TEXT on SQLite. Migration 0001 asks for ``Text(16_000_000)``,
+#: which MariaDB makes LONGTEXT (16M utf8mb4 characters need more than MEDIUMTEXT's 16 MiB).
+LONG_TEXT = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+metadata = sa.MetaData()
+
+checks = sa.Table(
+    "checks", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("wiki", sa.String(64), nullable=False),
+    sa.Column("title", sa.String(255), nullable=False),
+    sa.Column("revision", sa.BigInteger, nullable=True),
+    sa.Column("parent_revision", sa.BigInteger, nullable=True),
+    sa.Column("origin", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=False),
+    sa.Column("payload", LONG_TEXT, nullable=False),
+    sa.Column("citations", sa.Integer, nullable=False),
+    sa.Column("flagged", sa.Integer, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("started_at", sa.DateTime, nullable=True),
+    sa.Column("finished_at", sa.DateTime, nullable=True),
+    sa.Column("seconds", sa.Float, nullable=True),
+    sa.Index("ix_checks_page", "wiki", "title", "revision"),
+    sa.Index("ix_checks_status", "status", "created_at"),
+)
+
+results = sa.Table(
+    "results", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_id", sa.String(64), sa.ForeignKey("checks.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("client_key", sa.String(64), nullable=False),
+    sa.Column("claim_key", sa.String(32), nullable=False),
+    sa.Column("claim_text", sa.Text, nullable=False),
+    sa.Column("citation_url", sa.Text, nullable=False),
+    sa.Column("claim", LONG_TEXT, nullable=False),
+    sa.Column("source_status", sa.String(16), nullable=False),
+    sa.Column("source_error", sa.Text, nullable=False),
+    sa.Column("label", sa.String(32), nullable=True),
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("failure_likelihood", sa.Float, nullable=True),
+    sa.Column("flagged", sa.Boolean, nullable=False),
+    sa.Column("rank", sa.Integer, nullable=True),
+    sa.Column("url_depth", sa.Integer, nullable=True),
+    sa.Column("reasons", sa.Text, nullable=False),
+    sa.Column("verdict", LONG_TEXT, nullable=True),
+    sa.Column("suggestions", LONG_TEXT, nullable=False),
+    sa.Column("review_status", sa.String(16), nullable=False),
+    sa.Column("reviewed_at", sa.DateTime, nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
+    sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
+    sa.Index("ix_results_created", "created_at"),
+)
+
+feedback = sa.Table(
+    "feedback", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("result_id", sa.Integer, sa.ForeignKey("results.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("reason", sa.String(64), nullable=False),
+    sa.Column("comment", sa.Text, nullable=False),
+    sa.Column("suggestion_url", sa.Text, nullable=False),
+    sa.Column("user", sa.String(255), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_feedback_result", "result_id"),
+)
+
+reports = sa.Table(
+    "reports", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("wiki", sa.String(64), nullable=False),
+    sa.Column("title", sa.String(255), nullable=False),
+    sa.Column("check_id", sa.String(64), nullable=False),
+    sa.Column("result_id", sa.Integer, nullable=True),
+    sa.Column("suggestion_key", sa.String(64), nullable=False),
+    sa.Column("talk_title", sa.String(255), nullable=False),
+    sa.Column("posted", sa.Boolean, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_reports_page", "wiki", "title", "created_at"),
+    sa.Index("ix_reports_suggestion", "wiki", "suggestion_key"),
+)
+
+
+def inserted_id(result: CursorResult) -> int:
+    """The autoincrement id of the row one INSERT added."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise ValueError("the INSERT returned no primary key")
+    return int(key[0])
