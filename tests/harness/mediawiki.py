@@ -195,8 +195,8 @@ class MediaWiki:
         env = {**os.environ}
         if config:
             env["MW_CONFIG_FILE"] = str(self.settings)
-        result = subprocess.run(["php", "-d", "memory_limit=512M", *args], input=input, capture_output=True, check=False,
-                                text=True, env=env, timeout=120)
+        result = subprocess.run(["php", "-d", "memory_limit=512M", *args], input=input, capture_output=True,
+                                check=False, text=True, env=env, timeout=120)
         if result.returncode != 0:
             raise MediaWikiError(f"php {' '.join(args[:1])} failed ({result.returncode}): "
                                  f"{(result.stderr or result.stdout)[-2000:]}")
