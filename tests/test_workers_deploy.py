@@ -42,7 +42,7 @@ def test_toolforge_app_exposes_the_web_service_wsgi_app():
     tree = ast.parse((DEPLOY / "toolforge" / "app.py").read_text())
     imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gadget.server.wsgi", ["app"])]
-    assert (REPO_ROOT / "gadget" / "backend" / "wsgi.py").is_file()
+    assert (REPO_ROOT / "gadget" / "server" / "wsgi.py").is_file()
 
 
 def test_toolinfo_has_the_required_fields():
