@@ -146,6 +146,7 @@ class MediaWiki:
         self._process = subprocess.Popen(
             ["php", "-d", "memory_limit=512M", "-S", f"127.0.0.1:{self.port}", "-t", str(MEDIAWIKI_ROOT)],
             env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()  # the server writes through its own copy of the descriptor
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
