@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     data = load_config().data_dir
     sets: dict[str, Callable[[], list[Item]]] = {
         "wice-train": lambda: wice_items(data / "wice" / "non_supported_tokens_train.jsonl"),
-        "scifact-train": lambda: scifact_items(data / "scifact" / "claims_train.jsonl", data / "scifact" / "corpus.jsonl"),
+        "scifact-train": lambda: scifact_items(data / "scifact" / "claims_train.jsonl",
+                                               data / "scifact" / "corpus.jsonl"),
         "wice-dev": lambda: wice_items(data / "wice" / "claim_dev.jsonl"),
     }
     verifier = Verifier.load()

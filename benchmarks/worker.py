@@ -163,7 +163,8 @@ def main() -> None:
     parser.add_argument("--per-check", type=int, default=10, help="citations per Check / job (default 10)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads per process (default 2)")
     parser.add_argument("--workers", type=int, default=1, help="side-worker processes (default 1)")
-    parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each, new claims each run (default 2)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="alternating runs of each, new claims each run (default 2)")
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
 

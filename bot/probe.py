@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.checkpoint import checkpoint_path
+from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
 from side.config import load_config
 from side.errors import SideError
-from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
 
 #: Silence after which the bot is taken for stuck (three times its longest error backoff).
 DEFAULT_MAX_AGE_S = 900.0

@@ -59,7 +59,7 @@ class WiceClaim:
 
 
 def load_wice(path: str | Path) -> list[WiceClaim]:
-    out = []
+    out: list[WiceClaim] = []
     for rec in read_jsonl(path):
         meta = rec.get("meta", {})
         out.append(

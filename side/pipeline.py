@@ -17,13 +17,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from side.errors import SourceFetchError
 from side.extract.claims import Claim
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
+
+if TYPE_CHECKING:
+    from side.retrieval.retriever import DocumentHit, Retriever
 
 log = logging.getLogger(__name__)
 
@@ -155,14 +158,14 @@ class ArticleResults:
 SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 
 
-def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
+def make_source_loader(retriever: Retriever | None = None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
     by_url: dict[str, str] = {}
     if retriever is not None:
         by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
 
     def load(url: str) -> tuple[SourceStatus, list[str], str, str]:
-        if url in by_url:
+        if retriever is not None and url in by_url:
             doc = retriever.corpus.document(by_url[url])
             return SourceStatus.CORPUS, doc.split(), doc.title, ""
         if fetch is None:
@@ -179,7 +182,7 @@ def make_source_loader(retriever=None, fetch: Callable[[str], Any] | None = None
 class Pipeline:
     """Runs the decision flow; holds the loaded verifier and (optional) evidence index."""
 
-    def __init__(self, verifier: Verifier, retriever=None, load_source: SourceLoader | None = None,
+    def __init__(self, verifier: Verifier, retriever: Retriever | None = None, load_source: SourceLoader | None = None,
                  candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None) -> None:
         self.verifier = verifier
         self.retriever = retriever
@@ -221,7 +224,7 @@ class Pipeline:
             retriever.share_encoder(verifier.encoder)
         return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
 
-    def verify_claims(self, claims: list[Claim], progress: Callable[[int], None] | None = None) -> list[Result]:
+    def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None) -> list[Result]:
         results = [self._source_result(c) for c in claims]
         hits = self._retrieve(claims)
         for start in range(0, len(claims), 8):
@@ -231,7 +234,7 @@ class Pipeline:
         return results
 
     def verify_article(self, wikitext: str, title: str, context_words: int = 100,
-                      progress: Callable[[int], None] | None = None) -> ArticleResults:
+                      progress: Callable[[int], object] | None = None) -> ArticleResults:
         from side.extract.wikitext import extract_claims
 
         started = time.monotonic()
@@ -254,7 +257,8 @@ class Pipeline:
                                            k=self.candidates + 1, mode="hybrid")
 
     def _score(self, results: list[Result], hits: list[list]) -> None:
-        items, owners = [], []
+        items: list[tuple[Query, list[str]]] = []
+        owners: list[tuple[int, DocumentHit | None]] = []
         for n, (result, doc_hits) in enumerate(zip(results, hits, strict=False)):
             query = claim_query(result.claim)
             if result.source_sentences:
@@ -282,7 +286,8 @@ class Pipeline:
         current = result.verdict.score if result.verdict else None
         better = [(h, v) for h, v in candidates if current is None or v.score > current]
         result.suggestions = [
-            Suggestion(h.url, h.title, v.score, v.evidence[0] if v.evidence else None, cite_web(h.url, h.title), h.doc_id)
+            Suggestion(h.url, h.title, v.score, v.evidence[0] if v.evidence else None, cite_web(h.url, h.title),
+                       h.doc_id)
             for h, v in (better if current is not None else candidates) if v.score >= self.flag_threshold
         ]
         if result.url_depth == 0:
@@ -293,6 +298,7 @@ class Pipeline:
             else:
                 result.reasons.append(f"source unavailable: {result.source_error}")
             return
+        current = result.verdict.score  # the citation's own score, now known to exist
         result.rank = 1 + len(better)
         if result.verdict.reason:
             result.reasons.append(result.verdict.reason)

@@ -193,5 +193,6 @@ def test_killed_and_restarted_bot_loses_and_repeats_no_edit(mediawiki, stack, bo
     assert sorted(set(queued) | set(known)) == revisions
     assert len(queued) == len(set(queued)) and len(known) <= 1
     store = Store.open(stack.database_url)
-    stored = [c.revision for c in store.checks(origin="bot", wiki="local", limit=1000) if c.title.startswith("Restart ")]
+    stored = [c.revision for c in store.checks(origin="bot", wiki="local", limit=1000)
+              if c.title.startswith("Restart ")]
     assert sorted(stored) == revisions

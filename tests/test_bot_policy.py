@@ -87,8 +87,10 @@ def store(tmp_path):
 
 
 def test_only_flagged_citations_under_the_threshold_are_reportable(store):
-    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True), ("Borderline.", "http://s/2", 0.3, True),
-                                          ("Fine.", "http://s/3", 0.9, False), ("Low, unflagged.", "http://s/4", 0.1, False)])
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True),
+                                               ("Borderline.", "http://s/2", 0.3, True),
+                                               ("Fine.", "http://s/3", 0.9, False),
+                                               ("Low, unflagged.", "http://s/4", 0.1, False)])
     reportable = [r.claim_text for r in store.results(check_id) if is_reportable(r, 0.236)]
     assert reportable == ["Weak."]
 
@@ -155,7 +157,8 @@ def test_checkpoint_round_trip_and_atomic_save(tmp_path):
     file.save(checkpoint)
     assert file.load("testwiki") == checkpoint
     assert [p.name for p in tmp_path.iterdir()] == ["bot.json"]  # no temporary file left behind
-    assert Position("2026-11-22T10:00:00Z", 7) < Position("2026-11-22T10:00:00Z", 8) < Position("2026-11-22T10:00:01Z", 1)
+    assert (Position("2026-11-22T10:00:00Z", 7) < Position("2026-11-22T10:00:00Z", 8)
+            < Position("2026-11-22T10:00:01Z", 1))
     with pytest.raises(CheckpointError, match="belongs to wiki"):
         file.load("enwiki")
     (tmp_path / "bot.json").write_text("{torn")

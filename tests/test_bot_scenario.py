@@ -31,7 +31,8 @@ BAD_CLAIM = "In 2002 Watson was named NAHL Coach of the Year."
 ARTICLE = """'''Todd Watson''' is an ice hockey coach.
 
 == Career ==
-Watson is a graduate of the University of Michigan-Dearborn.<ref name="nahl">{{cite web |url=SEED_URL |title=Jackalopes hire Todd Watson as new Head Coach |website=North American Hockey League}}</ref>
+Watson is a graduate of the University of Michigan-Dearborn.<ref name="nahl">{{cite web |url=SEED_URL \
+|title=Jackalopes hire Todd Watson as new Head Coach |website=North American Hockey League}}</ref>
 
 == References ==
 <references />
@@ -40,7 +41,8 @@ Watson is a graduate of the University of Michigan-Dearborn.<ref name="nahl">{{c
 EDIT = """'''Todd Watson''' is an ice hockey coach.
 
 == Career ==
-Watson is a graduate of the University of Michigan-Dearborn.<ref name="nahl">{{cite web |url=SEED_URL |title=Jackalopes hire Todd Watson as new Head Coach |website=North American Hockey League}}</ref>
+Watson is a graduate of the University of Michigan-Dearborn.<ref name="nahl">{{cite web |url=SEED_URL \
+|title=Jackalopes hire Todd Watson as new Head Coach |website=North American Hockey League}}</ref>
 
 GOOD_CLAIM<ref>{{cite web |url=GOOD_URL |title=Jackalopes hire Todd Watson as new Head Coach |website=NAHL}}</ref>
 

@@ -99,7 +99,8 @@ def test_wice_loader_dedupes_pages_and_skips_meta(tmp_path):
     rows = [
         {"claim": "c1", "label": "supported", "evidence": page, "supporting_sentences": [[2]], "meta": {"id": "dev1"}},
         {"claim": "c2", "label": "supported", "evidence": page, "supporting_sentences": [[3]], "meta": {"id": "dev2"}},
-        {"claim": "c3", "label": "supported", "evidence": ["Other page."], "supporting_sentences": [], "meta": {"id": "dev3"}},
+        {"claim": "c3", "label": "supported", "evidence": ["Other page."], "supporting_sentences": [],
+         "meta": {"id": "dev3"}},
     ]
     docs = list(documents_from_wice(write_jsonl(tmp_path / "w.jsonl", rows)))
     assert len(docs) == 2

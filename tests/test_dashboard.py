@@ -221,7 +221,8 @@ def test_static_files_are_local(client):
     urls = doc.xpath("//link/@href") + doc.xpath("//script/@src")
     assert urls and all(u.startswith("/dashboard/static/") for u in urls)
     for url in urls:
-        assert client.get(url).status_code == 200
+        with client.get(url) as response:  # closes the file a static response streams
+            assert response.status_code == 200
 
 
 # -- article page -----------------------------------------------------------------------------

@@ -52,8 +52,8 @@ def test_wice_queries_follow_side():
 def test_evidence_ranking_on_a_small_wice_file(tmp_path):
     rows = [
         {"claim": "The bridge opened in 1932.", "label": "supported", "supporting_sentences": [[2]],
-         "evidence": ["(meta data) TITLE: Bridge", "Tolls are collected daily.", "The bridge opened to traffic in 1932.",
-                      "It is painted grey."], "meta": {"id": "d1"}},
+         "evidence": ["(meta data) TITLE: Bridge", "Tolls are collected daily.",
+                      "The bridge opened to traffic in 1932.", "It is painted grey."], "meta": {"id": "d1"}},
         {"claim": "No gold here.", "label": "not_supported", "supporting_sentences": [],
          "evidence": ["Nothing."], "meta": {"id": "d2"}},
     ]

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import need_data
 
 from side.cli import main
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, META_FILE, CrossEncoder, Pair, collate
+
+from conftest import need_data
 
 #: Largest difference allowed between Side's fp32 path and a loader of the export. Both run the same
 #: fp32 weights through the same BERT code; only batching and padding order differ.
@@ -88,10 +89,10 @@ def test_transformers_gives_side_logits_with_the_exported_tokenizer(exported, si
     tokenizer = AutoTokenizer.from_pretrained(str(exported))
     model = AutoModelForSequenceClassification.from_pretrained(str(exported)).eval()
     assert model.config.id2label == dict(enumerate(LABELS))
-    claims, sentences = zip(*claim_sentence_pairs)
+    claims, sentences = zip(*claim_sentence_pairs, strict=True)
     batch = tokenizer(list(claims), list(sentences), padding=True, truncation=True, return_tensors="pt")
-    ids, types = zip(*side_model.pairs.encode([Pair("", c, s) for c, s in claim_sentence_pairs]))
-    for row, (side_ids, side_types) in enumerate(zip(ids, types)):
+    ids, types = zip(*side_model.pairs.encode([Pair("", c, s) for c, s in claim_sentence_pairs]), strict=True)
+    for row, (side_ids, side_types) in enumerate(zip(ids, types, strict=True)):
         width = len(side_ids)
         assert batch["input_ids"][row, :width].tolist() == side_ids
         assert batch["token_type_ids"][row, :width].tolist() == side_types
@@ -116,7 +117,7 @@ def test_side_built_inputs_score_the_same_when_given_as_text(exported, side_mode
     pairs = [wice_query(c).pair(s) for c in claims for s in wice_sentences(c)[:2]]
     peer = STCrossEncoder(str(exported), device="cpu")
     tokenizer, kept, texts, truncated = peer.tokenizer, [], [], 0
-    for pair, (ids, types) in zip(pairs, side_model.pairs.encode(pairs)):
+    for pair, (ids, types) in zip(pairs, side_model.pairs.encode(pairs), strict=True):
         second = types.index(1)
         text = (tokenizer.decode(ids[1 : second - 1]), tokenizer.decode(ids[second:-1]))
         if tokenizer(*text)["input_ids"] == ids:

@@ -66,7 +66,8 @@ def test_the_gadget_reads_refs_like_side_wikitext():
     for file in files:
         claims = [c for c in extract_claims(Path(file).read_text(encoding="utf-8"), "T") if c.extra["marker"] == "ref"]
         found = gadget[file]
-        assert len(found) == len(claims), f"{Path(file).name}: {len(found)} refs found, side.extract.wikitext {len(claims)}"
+        assert len(found) == len(claims), (
+            f"{Path(file).name}: {len(found)} refs found, side.extract.wikitext {len(claims)}")
         for claim, use in zip(claims, found, strict=False):
             uses += 1
             same_text += use["text"] == claim.text

@@ -28,7 +28,8 @@ def test_url_depth(url, depth):
 
 def test_cite_web_is_ready_to_paste():
     cite = cite_web("https://www.example.org/a/b", "A | title", today=date(2026, 11, 22))
-    assert cite == "{{cite web |url=https://www.example.org/a/b |title=A {{!}} title |website=example.org |access-date=2026-11-22}}"
+    assert cite == ("{{cite web |url=https://www.example.org/a/b |title=A {{!}} title |website=example.org "
+                    "|access-date=2026-11-22}}")
 
 
 DOCS = [

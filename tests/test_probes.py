@@ -18,15 +18,16 @@ from pathlib import Path
 
 import pytest
 import redis
-from harness import free_port
 from rq import Queue, Worker
 from rq.utils import utcformat
 
 from bot.checkpoint import Checkpoint, CheckpointFile, Position, checkpoint_path
 from bot.probe import probe_bot
-from side.config import REPO_ROOT
 from service.liveness import container_age_s
+from side.config import REPO_ROOT
 from workers.probe import probe_worker
+
+from harness import free_port
 
 QUEUE = "probe-test"
 #: ``side-worker``'s work loop without the model (no jobs are queued): the naming and the

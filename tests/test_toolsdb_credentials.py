@@ -12,12 +12,13 @@ import secrets
 
 import pytest
 import sqlalchemy as sa
-from conftest import IN_CI
 
-from side.errors import ConfigError
-from service.store.optionfile import read_client_credentials
 from service.store import Store, StoreError
 from service.store.migrate import schema_version
+from service.store.optionfile import read_client_credentials
+from side.errors import ConfigError
+
+from conftest import IN_CI
 
 MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
 SERVER = sa.engine.make_url(MARIADB)

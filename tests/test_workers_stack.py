@@ -62,6 +62,7 @@ def test_side_stack_starts_redis_and_a_worker_and_stops_them(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        process.stdout.close()
 
 
 @pytest.mark.skipif(not web_available(), reason="the web service (gadget.server.serve) is not written yet")
@@ -79,6 +80,7 @@ def test_side_stack_serves_the_api(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        process.stdout.close()
 
 
 def wait_for_json(url: str, ready, timeout: float = 180.0) -> dict:
@@ -143,3 +145,4 @@ def test_a_killed_worker_is_restarted_while_redis_and_the_api_keep_serving(tmp_p
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        process.stdout.close()

@@ -33,9 +33,9 @@ from pathlib import Path
 import redis
 from rq import Queue, Worker
 
+from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
 from side.config import load_config
 from side.errors import SideError
-from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
 
 #: A heartbeat older than this means the worker is stuck: idle workers beat about every 60 s
 #: (the dequeue timeout of the default --maintenance 60), busy ones every 30 s.

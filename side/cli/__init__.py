@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _configure_logging(verbose: int, quiet: bool) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for noisy in ("urllib3", "filelock", "httpx", "trafilatura", "htmldate", "charset_normalizer"):
+    # Libraries whose INFO lines say nothing a user of `side` can act on (faiss: which CPU build it loaded).
+    for noisy in ("urllib3", "filelock", "httpx", "trafilatura", "htmldate", "charset_normalizer", "faiss"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     if verbose < 2:
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' bar for loading local weights
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

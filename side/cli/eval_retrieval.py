@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from side.config import Config
 from side.errors import InputError
+
+if TYPE_CHECKING:
+    from side.evaluation.retrieval import RetrievalReport
 
 TASKS = ("scifact", "wice-recovery", "evidence")
 
@@ -25,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _report(args: argparse.Namespace, config: Config):
+def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
     from side.evaluation import retrieval
 
     data, cache = Path(config.data_dir), Path(config.var_dir) / "eval"

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from side.config import Config
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 TASKS = ("wice", "scifact", "citation-integrity")
 
@@ -28,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_eval_verify)
 
 
-def _open_retriever(config, corpus_path: Path, k: int = 3):
+def _open_retriever(config: Config, corpus_path: Path, k: int = 3) -> Callable[[str], list[str]]:
     """Top-k abstracts by hybrid retrieval, fused as `side verify` fuses (union by default; on SciFact
     train R@3 0.892, rank fusion 0.878), over the index `side eval retrieval` caches.
 
@@ -43,7 +50,7 @@ def _open_retriever(config, corpus_path: Path, k: int = 3):
     return lambda text: [hit.doc_id for hit in retriever.search(text, text, k=k, mode="hybrid", fusion=fusion)]
 
 
-def run_eval_verify(args: argparse.Namespace, config) -> int:
+def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     from side.evaluation.verify import evaluate_scifact, evaluate_wice
     from side.verify.verifier import Verifier
 
@@ -74,7 +81,7 @@ def run_eval_verify(args: argparse.Namespace, config) -> int:
     return 0
 
 
-def _bar(what: str, claims: Path, limit: int | None):
+def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
     """A progress bar on stderr (the full run takes minutes on a 2-core CPU, more without bf16)."""
     from tqdm import tqdm
 

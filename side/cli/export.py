@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from side.config import Config
+
 EXPORT_DESCRIPTION = """\
 Write one of Side's models in a format other tools read. Side keeps its models in a compact
 form only Side loads (the shipped verifier leaves out the word embeddings, which come from the
@@ -57,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_export_hf)
 
 
-def run_export_hf(args: argparse.Namespace, config) -> int:
+def run_export_hf(args: argparse.Namespace, config: Config) -> int:
     from side.verify.hf_export import export_hf
 
     result = export_hf(args.directory, model_dir=args.model, force=args.force)

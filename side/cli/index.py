@@ -16,9 +16,14 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from side.config import Config
 from side.errors import InputError
+
+if TYPE_CHECKING:
+    from side.retrieval.corpus import Document
+    from side.retrieval.retriever import DocumentHit
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +117,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def truncate_document(document, max_words: int):
+def truncate_document(document: Document, max_words: int) -> Document:
     """The document cut after the sentence that reaches ``max_words`` words."""
     from side.retrieval.corpus import Document
     from side.text import count_words
@@ -164,7 +169,7 @@ def run_search(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def _brief(hit) -> dict:
+def _brief(hit: DocumentHit) -> dict:
     return {"doc_id": hit.doc_id, "url": hit.url, "title": hit.title, "score": round(hit.score, 4),
             "passage": hit.best_passage.text, "passage_id": hit.best_passage.passage_id}
 

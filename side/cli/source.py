@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from side.config import Config
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -18,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_source)
 
 
-def run_source(args: argparse.Namespace, config) -> int:
+def run_source(args: argparse.Namespace, config: Config) -> int:
     from side.sources.fetch import fetch_source
 
     source = fetch_source(args.url, config.fetch, None if args.no_cache else config.cache_dir)

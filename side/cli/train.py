@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from side.config import Config
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
 
 
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_train_verifier)
 
 
-def run_train_verifier(args: argparse.Namespace, config) -> int:
+def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     from side.data import require_file
     from side.training.calibration import choose_thresholds, fit_combiner
     from side.training.finetune import TrainSettings, default_recipe, train_verifier

@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from side.config import Config
 from side.errors import InputError
+
+if TYPE_CHECKING:
+    from side.pipeline import ArticleResults
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +51,7 @@ def _title(path: Path) -> str:
     return path.stem.replace("_", " ").replace("-", " ")
 
 
-def load_article(args: argparse.Namespace, config) -> tuple[str, str]:
+def load_article(args: argparse.Namespace, config: Config) -> tuple[str, str]:
     """(wikitext, title) from the file argument, or from ``--wiki`` and ``--title``."""
     if args.wiki is None:
         if args.article is None:
@@ -68,7 +73,7 @@ def load_article(args: argparse.Namespace, config) -> tuple[str, str]:
     return page.text, page.title
 
 
-def run_verify(args: argparse.Namespace, config) -> int:
+def run_verify(args: argparse.Namespace, config: Config) -> int:
     from tqdm import tqdm
 
     from side.extract.wikitext import extract_claims
@@ -89,7 +94,7 @@ def run_verify(args: argparse.Namespace, config) -> int:
     return 0
 
 
-def print_report(report) -> None:
+def print_report(report: ArticleResults) -> None:
     from rich.console import Console
     from rich.table import Table
 

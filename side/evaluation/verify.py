@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice
+from side.data import WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
 from side.verify.crossencoder import REFUTES, SUPPORTS
 from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
 
@@ -65,11 +65,11 @@ def failure_metrics(labels: list[str], support: np.ndarray) -> dict[str, float]:
     }
 
 
-def wice_query(claim) -> Query:
+def wice_query(claim: WiceClaim) -> Query:
     return Query(claim.claim, claim.title, claim.section, claim.context)
 
 
-def wice_sentences(claim) -> list[str]:
+def wice_sentences(claim: WiceClaim) -> list[str]:
     return [s.removeprefix(META_PREFIX) for s in claim.evidence]
 
 
@@ -88,7 +88,7 @@ def verifier_order(item: Prepared) -> list[int]:
 
 
 def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None,
-                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[int], object] | None = None) -> dict[str, Any]:
     claims = load_wice(path)[:limit]
     prepared: list[Prepared] = []
     for start in range(0, len(claims), 16):
@@ -97,7 +97,7 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
         if progress:
             progress(len(batch))
     labels = [c.label for c in claims]
-    support = np.array([p.verdict.score for p in prepared])
+    support = np.array([p.decided.score for p in prepared])
     bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in prepared])
     cosine = np.array([p.selection.max_cosine if p.selection else 0.0 for p in prepared])
     recall5, ndcg5 = [], []
@@ -211,7 +211,7 @@ def keep_most_confident(predictions: dict[str, AbstractPrediction],
 def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: str | Path,
                      retrieve: Callable[[str], list[str]] | None = None, limit: int | None = None,
                      rationale_threshold: float = 0.5,
-                     progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                     progress: Callable[[int], object] | None = None) -> dict[str, Any]:
     """Abstract- and sentence-level F1; ``retrieve`` (claim -> doc ids) gives the open setting."""
     corpus = load_scifact_corpus(corpus_path)
     claims = load_scifact_claims(claims_path)[:limit]
@@ -221,7 +221,8 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
         doc_ids = [d for d in doc_ids if d in corpus]
         items = verifier.run([(Query(text), list(corpus[d].sentences)) for d in doc_ids])
-        predictions = {d: abstract_prediction(item, rationale_threshold) for d, item in zip(doc_ids, items, strict=False)}
+        predictions = {d: abstract_prediction(item, rationale_threshold)
+                       for d, item in zip(doc_ids, items, strict=False)}
         if retrieve:
             predictions = keep_most_confident(predictions)
         for doc_id, prediction in predictions.items():

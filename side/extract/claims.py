@@ -42,7 +42,7 @@ class Citation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Citation:
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__ if k in data})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass(frozen=True)

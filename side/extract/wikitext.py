@@ -260,7 +260,7 @@ def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
     for template, tname in zip(templates, names, strict=False):
         if _is_cite(tname):
             return _template_citation(template, "template", raw, name)
-    for template, tname in zip(templates, names, strict=False):
+    for tname in names:
         if tname in SHORT_TEMPLATES:
             return Citation(id=citation_id(raw), kind="short", raw=raw, name=name, template=tname)
     links = body.filter_external_links(recursive=False)

@@ -286,8 +286,8 @@ def _html_text(html: bytes, url: str) -> tuple[str, str]:
     try:
         from side.sources.fetch import source_from_html
     except ImportError:
-        source_from_html = None
-    if source_from_html is not None:
+        pass
+    else:
         try:
             source = source_from_html(html, url)
             return source.title, source.text

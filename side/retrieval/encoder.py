@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +80,7 @@ class Encoder:
         if not texts:
             return out
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        batches: Iterable[list[int]] = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
         if progress:
             from tqdm import tqdm
 

@@ -173,15 +173,15 @@ def _faiss_index(vectors: np.ndarray, kind: str) -> Any:
     if kind == "flat":
         return faiss.IndexFlatIP(dim)
     if kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction, index.hnsw.efSearch = 80, 128
-        return index
+        hnsw = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction, hnsw.hnsw.efSearch = 80, 128
+        return hnsw
     if kind == "ivf":
         nlist = max(1, min(int(4 * math.sqrt(max(n, 1))), n // 39 or 1))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.train(vectors)
-        index.nprobe = max(1, nlist // 8)
-        return index
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.train(vectors)
+        ivf.nprobe = max(1, nlist // 8)
+        return ivf
     raise InputError(f"unknown faiss index {kind!r} ({', '.join(FAISS_KINDS)})")
 
 
@@ -374,12 +374,14 @@ class Retriever:
         if mode not in MODES:
             raise InputError(f"unknown retrieval mode {mode!r} ({', '.join(MODES)})")
         n = len(sparse_queries)
-        s = self.sparse.retrieve(sparse_queries, max(self.k_sparse, depth)) if mode != "dense" else None
-        d = self.dense.retrieve(dense_queries, max(self.k_dense, depth)) if mode != "sparse" else None
         if mode == "sparse":
+            s = self.sparse.retrieve(sparse_queries, max(self.k_sparse, depth))
             return [single(s[0][i], s[1][i], dense=False) for i in range(n)]
         if mode == "dense":
+            d = self.dense.retrieve(dense_queries, max(self.k_dense, depth))
             return [single(d[0][i], d[1][i], dense=True) for i in range(n)]
+        s = self.sparse.retrieve(sparse_queries, max(self.k_sparse, depth))
+        d = self.dense.retrieve(dense_queries, max(self.k_dense, depth))
         return [fuse((s[0][i], s[1][i]), (d[0][i], d[1][i]), fusion) for i in range(n)]
 
     def retrieve_passages(self, sparse_queries: Sequence[str],

@@ -33,9 +33,16 @@ import re
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from side.errors import ConfigError, SourceBlockedError, SourceFetchError
+
+if TYPE_CHECKING:
+    import requests
+    from urllib3.connection import HTTPConnection as _ConnectionBase
+else:
+    _ConnectionBase = object  # a plain mixin at run time; _pool_classes puts urllib3's class after it
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +280,7 @@ def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = ()) -
 # --- connection pinning -------------------------------------------------------------------
 
 
-class _GuardedConnectionMixin:
+class _GuardedConnectionMixin(_ConnectionBase):
     """Resolve, check and connect in one step, so the socket goes to the address just checked.
 
     Mixed into urllib3's connection classes; ``allow`` is set on the generated subclass.
@@ -282,19 +289,19 @@ class _GuardedConnectionMixin:
 
     allow: AllowList = AllowList(frozenset(), ())
 
-    def _new_conn(self):  # type: ignore[no-untyped-def]
+    def _new_conn(self) -> socket.socket:
         from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
         from urllib3.util import connection as u3conn
 
-        addresses = check_host(self._dns_host, self.port, self.allow)  # type: ignore[attr-defined]
+        addresses = check_host(self._dns_host, self.port, self.allow)
         last_error: OSError | None = None
         for ip in addresses:
             try:
                 return u3conn.create_connection(
-                    (str(ip), self.port),  # type: ignore[attr-defined]
-                    self.timeout,  # type: ignore[attr-defined]
-                    source_address=self.source_address,  # type: ignore[attr-defined]
-                    socket_options=self.socket_options,  # type: ignore[attr-defined]
+                    (str(ip), self.port),
+                    self.timeout,
+                    source_address=self.source_address,
+                    socket_options=self.socket_options,
                 )
             except TimeoutError as exc:
                 raise ConnectTimeoutError(self, f"connection to {ip} timed out") from exc
@@ -315,7 +322,7 @@ def _pool_classes(allow: AllowList) -> dict[str, type]:
     }
 
 
-def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str | None = None):
+def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str | None = None) -> requests.Session:
     """A :class:`requests.Session` whose every connection is checked and pinned (see module doc).
 
     Redirects must still be followed by the caller (``allow_redirects=False``) with
@@ -327,11 +334,11 @@ def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str
     classes = _pool_classes(AllowList.parse(allow_hosts))
 
     class GuardedAdapter(HTTPAdapter):
-        def init_poolmanager(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             super().init_poolmanager(*args, **kwargs)
             self.poolmanager.pool_classes_by_scheme = dict(classes)
 
-        def proxy_manager_for(self, proxy, **kwargs):  # type: ignore[no-untyped-def]
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> NoReturn:
             raise SourceBlockedError("proxies are disabled for source fetching")
 
     session = requests.Session()

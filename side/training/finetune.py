@@ -24,6 +24,7 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from side.training.trainset import LABEL_IDS, Example, build_examples, units
 from side.verify.crossencoder import (
@@ -38,6 +39,9 @@ from side.verify.crossencoder import (
     trainable_state,
 )
 from side.verify.precision import autocast_dtype
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +118,8 @@ def _pair(ex: Example) -> Pair:
     return Pair(ex.title, ex.context, ex.passage)
 
 
-def batch_loss(logits, labels, groups, rank_margin: float, rank_weight: float):
+def batch_loss(logits: torch.Tensor, labels: torch.Tensor, groups: torch.Tensor, rank_margin: float,
+               rank_weight: float) -> torch.Tensor:
     """Three-way cross-entropy, binary 'not supported' term and the in-group ranking term."""
     import torch
     import torch.nn.functional as F
@@ -144,7 +149,7 @@ def _checkpoint_paths(work_dir: Path) -> tuple[Path, Path]:
     return work_dir / "checkpoint.pt", work_dir / "checkpoint.json"
 
 
-def save_model(model, settings: TrainSettings, stats: dict) -> Path:
+def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> Path:
     """Write the shipped fp16 safetensors (without the frozen embeddings) and its metadata."""
     from safetensors.torch import save_file
 
@@ -153,7 +158,8 @@ def save_model(model, settings: TrainSettings, stats: dict) -> Path:
     path = settings.out_dir / WEIGHTS_FILE
     save_file(state, str(path), metadata={"format": "pt"})
     meta = {"labels": ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], "base": "all-MiniLM-L6-v2",
-            "max_length": settings.max_length, "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
+            "max_length": settings.max_length,
+            "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
     (settings.out_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return path
@@ -188,7 +194,8 @@ def train_verifier(settings: TrainSettings) -> dict:
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     for layer in model.bert.encoder.layer[: settings.freeze_layers]:
         layer.requires_grad_(False)
-    model.to(device).train()
+    # transformers wraps PreTrainedModel.to in functools.wraps, which hides the bound self from mypy
+    model.to(device).train()  # type: ignore[arg-type]
     params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.01)
     warm = max(1, int(total * settings.warmup))

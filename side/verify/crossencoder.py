@@ -19,11 +19,16 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from side.errors import ModelLoadError
 from side.retrieval.encoder import minilm_path, pick_device
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import BertForSequenceClassification, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +66,7 @@ class Pair:
     passage_title: str = ""
 
 
-def build_model(num_labels: int = 3):
+def build_model(num_labels: int = 3) -> BertForSequenceClassification:
     """A BERT sequence classifier initialised from the offline all-MiniLM-L6-v2 weights."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import transformers
@@ -79,7 +84,7 @@ def build_model(num_labels: int = 3):
     return model
 
 
-def load_tokenizer():
+def load_tokenizer() -> PreTrainedTokenizerBase:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(minilm_path()), local_files_only=True)
@@ -88,7 +93,7 @@ def load_tokenizer():
 class PairEncoder:
     """Turns Pairs into token ids with Side's truncation rules."""
 
-    def __init__(self, tokenizer, max_length: int = 256) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, max_length: int = 256) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
 
@@ -111,7 +116,7 @@ class PairEncoder:
         return out
 
 
-def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0):
+def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0) -> dict[str, torch.Tensor]:
     """Pad one batch to its longest member (dynamic padding)."""
     import torch
 
@@ -126,7 +131,7 @@ def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0):
     return {"input_ids": input_ids, "token_type_ids": token_types, "attention_mask": mask}
 
 
-def trainable_state(model) -> dict:
+def trainable_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Weights that training changes: everything but the frozen word embeddings."""
     return {k: v for k, v in model.state_dict().items() if "word_embeddings" not in k}
 

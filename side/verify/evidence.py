@@ -19,7 +19,13 @@ from side.retrieval.retriever import RRF_K, quiet_bm25s
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "and", "or", "nor", "but", "is", "are", "was", "were", "be", "been", "being", "by", "with", "as", "from", "that", "this", "these", "those", "it", "its", "he", "she", "they", "them", "his", "her", "their", "there", "here", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "has", "have", "had", "do", "does", "did", "not", "no", "so", "than", "then", "too", "very", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "also", "into", "over", "under", "about", "after", "before", "between", "during", "such", "only", "own", "same", "other", "some", "any", "each", "few", "more", "most", "both", "all", "i", "we", "you", "our", "your", "us", "me", "my"]
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "and", "or", "nor", "but", "is", "are", "was", "were",
+     "be", "been", "being", "by", "with", "as", "from", "that", "this", "these", "those", "it", "its", "he", "she",
+     "they", "them", "his", "her", "their", "there", "here", "which", "who", "whom", "whose", "what", "when",
+     "where", "why", "how", "has", "have", "had", "do", "does", "did", "not", "no", "so", "than", "then", "too",
+     "very", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "also", "into", "over",
+     "under", "about", "after", "before", "between", "during", "such", "only", "own", "same", "other", "some", "any",
+     "each", "few", "more", "most", "both", "all", "i", "we", "you", "our", "your", "us", "me", "my"]
 )
 
 

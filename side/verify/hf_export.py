@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, META_FILE, CrossEncoder
 from side.errors import InputError
+from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, META_FILE, CrossEncoder
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """The number format the transformers (cross-encoder and bi-encoder) run in.
 
 On a CPU with native bfloat16 matrix units (Intel AMX or AVX512-BF16, as on some of the Xeons
-this project is developed and tested on; others are AVX2-only AMD EPYCs), oneDNN multiplies bf16 matrices several times faster than
-fp32 ones, while the SUPPORTS probability moves by less than a thousandth (see the model card's
-CPU speed section).
+this project is developed and tested on; others are AVX2-only AMD EPYCs), oneDNN multiplies bf16
+matrices several times faster than fp32 ones, while the SUPPORTS probability moves by less than a
+thousandth (see the model card's CPU speed section).
 So ``auto`` means bf16 there and fp32 everywhere else: a CPU without those units would emulate
 bf16 and run slower, and on a GPU the measured gain of half precision at this model size is nil.
 int8 dynamic quantization stays available by name; it drifts more and gains less than bf16.
@@ -12,8 +12,12 @@ int8 dynamic quantization stays available by name; it drifts more and gains less
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, TypeVar
 
 from side.errors import ConfigError
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -47,18 +51,23 @@ def resolve(precision: str, device: str) -> str:
     return precision
 
 
-def apply(model, precision: str):
+#: A model keeps its class through :func:`apply` (int8 swaps its Linear layers in place of a copy).
+ModelT = TypeVar("ModelT", bound="torch.nn.Module")
+
+
+def apply(model: ModelT, precision: str) -> ModelT:
     """``model`` converted for inference in the (resolved) ``precision``."""
     import torch
 
     if precision == "bf16":
         return model.to(torch.bfloat16)
     if precision == "int8":
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        quantized: ModelT = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        return quantized
     return model
 
 
-def autocast_dtype(device: str):
+def autocast_dtype(device: str) -> torch.dtype | None:
     """The autocast dtype for training on ``device``: bf16 on a GPU or a bf16-capable CPU, else None.
 
     The weights and optimizer state stay fp32; only the matrix products run in bf16, which is what

@@ -18,7 +18,7 @@ import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from side.verify.evidence import (
     salient_coverage,
     select_evidence,
 )
+
+if TYPE_CHECKING:
+    from side.retrieval.encoder import Encoder
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +187,18 @@ class Prepared:
     #: Cross-encoder SUPPORTS/REFUTES/NEI rows, one per candidate then the joined top-3 window.
     probabilities: np.ndarray | None = None
 
+    @property
+    def decided(self) -> Verdict:
+        """The verdict, for code that reads items :meth:`Verifier.run` returned (each has one)."""
+        if self.verdict is None:
+            raise RuntimeError("no verdict yet: this item has not been through Verifier.run")
+        return self.verdict
+
 
 class Verifier:
     """Scores claims against sources; load once per process and reuse."""
 
-    def __init__(self, cross_encoder: CrossEncoder, encoder=None, combiner: Combiner | None = None,
+    def __init__(self, cross_encoder: CrossEncoder, encoder: Encoder | None = None, combiner: Combiner | None = None,
                  k: int = 8, batch_size: int = 32) -> None:
         from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
@@ -201,7 +211,7 @@ class Verifier:
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
-             **kwargs) -> Verifier:
+             **kwargs: Any) -> Verifier:
         model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         cross = CrossEncoder(model_dir, device=device, precision=precision)
         return cls(cross, combiner=Combiner.load(model_dir / COMBINER_FILE), **kwargs)
@@ -237,7 +247,7 @@ class Verifier:
 
     def verify_many(self, items: list[tuple[Query, list[str]]]) -> list[Verdict]:
         """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches."""
-        return [item.verdict for item in self.run(items)]  # type: ignore[misc]
+        return [item.decided for item in self.run(items)]
 
     def run(self, items: list[tuple[Query, list[str]]]) -> list[Prepared]:
         """Like :meth:`verify_many`, keeping the candidates and baseline signals (for evaluation)."""

@@ -146,6 +146,7 @@ class MediaWiki:
         self._process = subprocess.Popen(
             ["php", "-d", "memory_limit=512M", "-S", f"127.0.0.1:{self.port}", "-t", str(MEDIAWIKI_ROOT)],
             env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()  # the server writes through its own copy of the descriptor
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -195,8 +196,8 @@ class MediaWiki:
         env = {**os.environ}
         if config:
             env["MW_CONFIG_FILE"] = str(self.settings)
-        result = subprocess.run(["php", "-d", "memory_limit=512M", *args], input=input, capture_output=True, check=False,
-                                text=True, env=env, timeout=120)
+        result = subprocess.run(["php", "-d", "memory_limit=512M", *args], input=input, capture_output=True,
+                                check=False, text=True, env=env, timeout=120)
         if result.returncode != 0:
             raise MediaWikiError(f"php {' '.join(args[:1])} failed ({result.returncode}): "
                                  f"{(result.stderr or result.stdout)[-2000:]}")
