@@ -1,7 +1,8 @@
 """Side's citation bot: recent changes -> added citations -> checks -> talk-page reports.
 
-The package never imports pywikibot at import time (only the functions that talk to a wiki
-do), so its pure parts (policy, report text, checkpoint) are usable and testable anywhere.
+The package never imports pywikibot at import time (only the functions that talk to a wiki,
+and the script's modules ``bot.sidebot`` and ``bot.options``, do), so its pure parts (policy,
+report text, checkpoint) are usable and testable anywhere.
 """
 
 from bot.changes import Change, EventStreamFeed, RecentChangesFeed, fetch_revisions, is_revert, skip_reason

@@ -46,8 +46,11 @@ These options are specific to this bot:
 
 -sideconfig:FILE    Side's TOML configuration (default: $SIDE_CONFIG or ./side.toml).
 
-Global pywikibot options apply too, among them -simulate (nothing is written to the wiki,
-even with -post; checks still go to the store and queue), -user:NAME, -site:FAMILY:CODE and
+-help               This text; -help:global also lists pywikibot's global options.
+
+Global pywikibot options apply too, as in any pywikibot script (pywikibot.handle_args), among
+them -simulate (nothing is written to the wiki, even with -post: pywikibot simulates the talk-
+page saves; checks still go to the store and queue), -user:NAME, -site:FAMILY:CODE and
 -dir:PYWIKIBOT_DIR. Settings come from side.toml's [bot] section and SIDE_BOT_* variables.
 """
 
@@ -59,8 +62,8 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot.changes import (
@@ -74,9 +77,19 @@ from bot.changes import (
     skip_reason,
 )
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, checkpoint_path
+from bot.options import (
+    SideBotOptions,
+    UsageError,
+    handle_global_args,
+    is_own,
+    one_line_help,
+    parse_options,
+    print_help,
+    wants_help,
+)
 from service.store import Check, CheckRequest, Origin, Store
 from side.config import Config
-from side.errors import ConfigError, InputError, SideError
+from side.errors import ConfigError, SideError
 from side.extract.wikitext import added_citations
 
 if TYPE_CHECKING:
@@ -94,64 +107,6 @@ EXIT_USAGE = 2
 
 #: Submits a check: store row + queue job; returns the record and whether a job was queued.
 Submit = Callable[[CheckRequest], tuple[Check, bool]]
-
-
-@dataclass(frozen=True)
-class BotOptions:
-    """The bot's own command-line options (pywikibot's global ones are handled by pywikibot)."""
-
-    post: bool = False
-    once: bool = False
-    wait_s: float = 0.0
-    limit: int | None = None
-    start: str | None = None
-    checkpoint: str | None = None
-    wiki: str | None = None
-    api: str | None = None
-    stream: bool = False
-    stream_url: str | None = None
-    poll_s: float | None = None
-    report: bool = True
-    sideconfig: str | None = None
-
-
-def _number(name: str, value: str, kind: type) -> float | int:
-    try:
-        number = kind(value)
-    except ValueError:
-        raise InputError(f"-{name} needs a number, not {value!r}") from None
-    if number < 0:
-        raise InputError(f"-{name} must not be negative")
-    return number
-
-
-def parse_options(args: Iterable[str]) -> BotOptions:
-    """Parse ``-name`` and ``-name:value`` options; unknown ones are errors."""
-    flags = {"post": "post", "once": "once", "stream": "stream"}
-    valued = {"start": "start", "checkpoint": "checkpoint", "wiki": "wiki", "api": "api", "streamurl": "stream_url",
-              "sideconfig": "sideconfig"}
-    options = BotOptions()
-    for arg in args:
-        name, sep, value = arg.lstrip("-").partition(":")
-        if not arg.startswith("-"):
-            raise InputError(f"unexpected argument {arg!r} (options start with -)")
-        if name in flags and not sep:
-            options = replace(options, **{flags[name]: True})
-        elif name == "noreport" and not sep:
-            options = replace(options, report=False)
-        elif name in valued and sep and value:
-            options = replace(options, **{valued[name]: value})
-        elif name == "wait" and sep:
-            options = replace(options, wait_s=float(_number(name, value, float)))
-        elif name == "poll" and sep:
-            options = replace(options, poll_s=float(_number(name, value, float)))
-        elif name == "limit" and sep:
-            options = replace(options, limit=int(_number(name, value, int)))
-        elif name in flags or name in valued or name in {"noreport", "wait", "poll", "limit"}:
-            raise InputError(f"option -{name} " + ("takes no value" if sep else f"needs a value (-{name}:VALUE)"))
-        else:
-            raise InputError(f"unknown option {arg!r} (see side-bot -help)")
-    return options
 
 
 class CitationBot:
@@ -309,16 +264,16 @@ class CitationBot:
 
 # -- entry point ------------------------------------------------------------------------------
 
-def apply_options(config: Config, options: BotOptions) -> Config:
+def apply_options(config: Config, options: SideBotOptions) -> Config:
     """Command-line options over the [bot] settings."""
-    bot = config.bot
-    changes = {k: v for k, v in (("wiki", options.wiki), ("api_url", options.api), ("checkpoint", options.checkpoint),
-                                 ("poll_interval_s", options.poll_s)) if v is not None}
-    if options.api and not options.wiki:
+    bot, opt = config.bot, options.opt
+    changes = {k: v for k, v in (("wiki", opt.wiki), ("api_url", opt.api), ("checkpoint", opt.checkpoint),
+                                 ("poll_interval_s", opt.poll)) if v is not None}
+    if opt.api and not opt.wiki:
         changes.setdefault("wiki", "local" if bot.wiki == "enwiki" else bot.wiki)
-    if options.stream:
+    if opt.stream:
         changes["stream"] = True
-    changes["dry_run"] = not options.post
+    changes["dry_run"] = not opt.post
     return replace(config, bot=replace(bot, **changes))
 
 
@@ -337,7 +292,7 @@ def site_spec(config: Config):
     return SiteSpec(wiki=bot.wiki, site=bot.site, api_url=bot.api_url, user=bot.user, password_file=bot.password_file)
 
 
-def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
+def build_bot(config: Config, options: SideBotOptions, out=None) -> CitationBot:
     """Open the site, the store and the queue, and assemble the bot (after ``handle_args``)."""
     from bot.policy import report_threshold
     from bot.reporter import Reporter
@@ -346,59 +301,36 @@ def build_bot(config: Config, options: BotOptions, out=None) -> CitationBot:
     bot = config.bot
     site = open_site(site_spec(config), login=True)
     store = Store.open(config.database_url)
-    feed = (EventStreamFeed(site, url=options.stream_url, wait_s=bot.poll_interval_s) if bot.stream
+    feed = (EventStreamFeed(site, url=options.opt.streamurl, wait_s=bot.poll_interval_s) if bot.stream
             else RecentChangesFeed(site))
     reporter = None
-    if options.report:
+    if not options.opt.noreport:
         threshold = report_threshold(bot.report_threshold, config.verifier.model_dir or None)
         reporter = Reporter(site, store, bot, threshold, config.service.public_url, post=not bot.dry_run, out=out)
+        posting = "posting, simulated by pywikibot (-simulate)" if reporter.simulate else "posting"
         log.info("report threshold %.3f; %s", threshold,
-                 "posting" if not bot.dry_run else "dry run (printing what would be posted)")
+                 posting if not bot.dry_run else "dry run (printing what would be posted)")
     checkpoint = checkpoint_path(bot.checkpoint, bot.wiki, config.var_dir)
     return CitationBot(site, feed, store, make_submit(config, store), CheckpointFile(checkpoint), bot.wiki,
                        reporter=reporter, poll_s=bot.poll_interval_s)
 
 
-#: The bot's own option names (everything else goes to pywikibot's handle_args).
-OWN_OPTIONS = frozenset({"post", "once", "stream", "noreport", "wait", "poll", "limit", "start", "checkpoint",
-                         "wiki", "api", "streamurl", "sideconfig"})
+def prepare(argv: list[str]) -> tuple[Config, SideBotOptions]:
+    """Settings, then pywikibot's global options, then a strict check of what is left.
 
-
-#: pywikibot's global options (``pywikibot.handle_args``), besides its numeric config settings.
-GLOBAL_OPTIONS = frozenset({"help", "config", "dir", "site", "family", "code", "lang", "user", "putthrottle", "pt",
-                            "log", "nolog", "cosmeticchanges", "cc", "simulate", "debug", "verbose", "v",
-                            "daemonize", "maxlag"})
-
-
-def is_global_option(arg: str) -> bool:
-    """Whether pywikibot's ``handle_args`` takes this argument (so it is not a typo of ours)."""
-    from pywikibot import config
-
-    name = arg[1:].partition(":")[0] if arg.startswith("-") else ""
-    setting = getattr(config, name, None)
-    return name in GLOBAL_OPTIONS or (isinstance(setting, int) and not isinstance(setting, bool))
-
-
-def prepare(argv: list[str]) -> tuple[Config, BotOptions]:
-    """Settings, then pywikibot: the site must be pywikibot's default before ``handle_args``
-    (which opens it); then the remaining arguments are the bot's own, checked strictly."""
-    import pywikibot
-
+    The site must be pywikibot's default before ``handle_args`` (which checks it), and the
+    bot's own options say which site that is, so they are read first.
+    """
     from bot.site import configure_pywikibot
     from side.config import load_config
 
-    own = [a for a in argv if a.startswith("-") and a[1:].partition(":")[0] in OWN_OPTIONS]
-    unknown = [a for a in argv if a not in own and not is_global_option(a)]
-    if unknown:
-        raise InputError(f"unknown option {unknown[0]!r} (see side-bot -help)")
-    options = parse_options(own)
-    config = apply_options(load_config(options.sideconfig), options)
+    options = parse_options(a for a in argv if is_own(a))
+    config = apply_options(load_config(options.opt.sideconfig), options)
     configure_pywikibot(site_spec(config))
-    try:
-        local_args = pywikibot.handle_args(argv, do_help=False)
-    except (pywikibot.exceptions.Error, OSError) as exc:
-        raise ConfigError(f"cannot open wiki {config.bot.wiki}: {type(exc).__name__}: {exc}") from exc
-    return config, parse_options(local_args)
+    unknown = [a for a in handle_global_args(argv) if not is_own(a)]
+    if unknown:
+        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}")
+    return config, options
 
 
 def _configure_logging() -> None:
@@ -411,20 +343,26 @@ def _configure_logging() -> None:
 def main(*args: str) -> int:
     """Console entry point (``side-bot``); pywikibot's global options are handled too."""
     argv = list(args) if args else sys.argv[1:]
-    if any(a in ("-help", "--help", "-h") for a in argv):
-        print(__doc__)
+    which = wants_help(argv)
+    if which is not None:
+        print_help(__name__, which)
         return 0
-    os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
     _configure_logging()
     try:
         config, options = prepare(argv)
         bot = build_bot(config, options)
+    except UsageError as exc:
+        print(f"side-bot: error: {one_line_help(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit:  # handle_args refused -site/-family/-code, and said why in one line
+        return EXIT_USAGE
     except SideError as exc:
         print(f"side-bot: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     signal.signal(signal.SIGTERM, bot.stop)
+    opt = options.opt
     try:
-        bot.run(once=options.once, wait_s=options.wait_s, limit=options.limit, start=options.start)
+        bot.run(once=opt.once, wait_s=opt.wait, limit=opt.limit, start=opt.start)
     except KeyboardInterrupt:
         log.info("interrupted; checkpoint at %s", bot.checkpoint.position)
         return 130

@@ -16,8 +16,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # pywikibot keeps logs, cookies and throttle files in its base dir, which defaults to the working
-# directory: give every test session its own, before any test imports pywikibot.
-os.environ.setdefault("PYWIKIBOT_DIR", tempfile.mkdtemp(prefix="side-pywikibot-"))
+# directory: give every test session its own, before any test imports pywikibot. pywikibot takes
+# PYWIKIBOT_DIR only when a user-config.py is there, so an empty one is written.
+if "PYWIKIBOT_DIR" not in os.environ:
+    os.environ["PYWIKIBOT_DIR"] = tempfile.mkdtemp(prefix="side-pywikibot-")
+    (Path(os.environ["PYWIKIBOT_DIR"]) / "user-config.py").write_text("# tests: pywikibot's defaults\n")
 os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
 
 from side.config import DEFAULT_DATA_DIR

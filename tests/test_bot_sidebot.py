@@ -42,11 +42,56 @@ def test_bad_options_are_one_line_errors(argv, message, capsys):
 
 def test_options_and_help(capsys):
     options = parse_options(["-post", "-once", "-wait:30", "-limit:5", "-api:http://127.0.0.1:8/api.php", "-noreport"])
-    assert (options.post, options.once, options.wait_s, options.limit, options.report) == (True, True, 30.0, 5, False)
+    opt = options.opt
+    assert (opt.post, opt.once, opt.wait, opt.limit, not opt.noreport) == (True, True, 30.0, 5, False)
     with pytest.raises(InputError):
         parse_options(["-start"])
     assert main("-help") == 0
     assert "-post" in capsys.readouterr().out
+
+
+# -- -simulate, end to end ---------------------------------------------------------------------
+
+def test_simulate_goes_through_the_save_and_writes_nothing(mediawiki, redis_db, tmp_path):
+    """``side-bot -post -simulate``: pywikibot's global option reaches the talk-page save, which
+    writes nothing; the same run without it posts (so the first half can fail)."""
+    from test_bot_policy import finished_check
+
+    title = f"Simulated {uuid.uuid4().hex[:8]}"
+    revision = mediawiki.edit(title, "An article.", user="Alice")
+    mediawiki.edit_now("User:TestBot/Run", "yes")
+    database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    store = Store.open(database)
+    check_id = finished_check(store, title, revision, [("The bridge opened in 1932.", "http://s.example/1", 0.05, True)])
+    newest = mediawiki.call({"action": "query", "list": "recentchanges", "rclimit": "1",
+                             "rcprop": "timestamp|ids"})["query"]["recentchanges"][0]
+    checkpoint = tmp_path / "bot.json"
+    folder = mediawiki.pywikibot_dir("TestBot")
+    env = {**mediawiki.pywikibot_env("TestBot"), "SIDE_BOT_WIKI": "testwiki", "SIDE_BOT_API_URL": mediawiki.api,
+           "SIDE_BOT_USER": "TestBot", "SIDE_BOT_PASSWORD_FILE": str(folder / "user-password.py"),
+           "SIDE_BOT_TALK_REPORT_WIKIS": "testwiki", "SIDE_BOT_RUN_PAGE": "User:TestBot/Run",
+           "SIDE_BOT_REPORT_THRESHOLD": "0.236", "SIDE_SERVICE_REDIS_URL": redis_db.url,
+           "SIDE_SERVICE_DATABASE_URL": database}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        checkpoint.write_text(json.dumps({"wiki": "testwiki", "pending": [check_id], "handled": 0, "position": {
+            "timestamp": newest["timestamp"], "rcid": newest["rcid"]}}))
+        result = subprocess.run([sys.executable, "-m", "bot.sidebot", f"-checkpoint:{checkpoint}", "-once", "-post",
+                                 *args], env=env, capture_output=True, text=True, timeout=120,
+                                stdin=subprocess.DEVNULL, check=False)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result
+
+    simulated = run("-simulate")
+    assert f"simulated report on Talk:{title}" in simulated.stderr, simulated.stderr[-3000:]
+    assert mediawiki.page_text(f"Talk:{title}") is None
+    assert json.loads(checkpoint.read_text())["pending"] == []
+    assert store.reports_since("testwiki", datetime(2000, 1, 1)) == 0  # nothing counted as posted
+
+    posted = run()
+    assert f"posted report on Talk:{title}" in posted.stderr, posted.stderr[-3000:]
+    assert "The bridge opened in 1932." in mediawiki.page_text(f"Talk:{title}")
+    assert store.reports_since("testwiki", datetime(2000, 1, 1)) == 1
 
 
 # -- an outage of the wiki ---------------------------------------------------------------------

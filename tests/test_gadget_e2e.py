@@ -1,7 +1,7 @@
 """The editor gadget end to end: a real MediaWiki, the real service and worker, real Chromium.
 
 The wiki (Debian's MediaWiki 1.39 with Gadgets, WikiEditor and Cite) gets the gadget through
-``python -m gadget.deploy`` as an interface admin would install it (BotPassword, Action API):
+``python -m gadget.deploy`` as an interface admin would install it (pywikibot, BotPassword):
 ``MediaWiki:Gadgets-definition`` plus the ``MediaWiki:Gadget-side*`` package pages. An editor
 account turns the gadget on in its preferences and opens ``action=edit`` on an article with
 two citations, served by a local HTTP server:
@@ -88,24 +88,24 @@ def stack(service_stack, mediawiki, var_dir):
     })
 
 
-def deploy(mediawiki, password: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gadget.deploy", "--api", mediawiki.api,
-                           "--user", "Admin@side-deploy", "--password", password, *extra],
+def deploy(mediawiki, *extra: str) -> subprocess.CompletedProcess:
+    """The deploy as an interface admin runs it: pywikibot's user-config.py and password file."""
+    return subprocess.run([sys.executable, "-m", "gadget.deploy", "--api", mediawiki.api, "--user", "Deployer", *extra],
+                          env=mediawiki.pywikibot_env("Deployer"), stdin=subprocess.DEVNULL,
                           check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
 @pytest.fixture(scope="module")
 def installed(mediawiki, stack, sources):
-    """The gadget deployed (as an interface admin, through the API), an editor who enabled it,
+    """The gadget deployed (by an interface admin, through pywikibot), an editor who enabled it,
     and the article. Returns the editor's password."""
-    password = secrets.token_hex(16)
-    mediawiki.run_maintenance("createBotPassword.php", "--appid", "side-deploy", "--grants",
-                              "basic,highvolume,editpage,createeditmovepage,editsiteconfig", "Admin", password)
-    dry = deploy(mediawiki, password, "--service-url", stack.web_url, "--dry-run")
+    mediawiki.add_account("Deployer", groups=("interface-admin",), bot_app="side-deploy",
+                          grants="basic,highvolume,editpage,createeditmovepage,editsiteconfig")
+    dry = deploy(mediawiki, "--service-url", stack.web_url, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "would create  MediaWiki:Gadget-side.js" in dry.stdout
     assert mediawiki.page_text("MediaWiki:Gadget-side.js") is None, "a dry run wrote a page"
-    done = deploy(mediawiki, password, "--service-url", stack.web_url)
+    done = deploy(mediawiki, "--service-url", stack.web_url)
     assert done.returncode == 0, done.stderr
     editor_password = "Editor-" + secrets.token_hex(8)
     mediawiki.run_maintenance("createAndPromote.php", EDITOR, editor_password)
@@ -113,7 +113,7 @@ def installed(mediawiki, stack, sources):
     mediawiki.call({"action": "options", "change": "gadget-side=1", "token": mediawiki.token(EDITOR)},
                    EDITOR, post=True)
     mediawiki.edit(TITLE, article(sources), user=EDITOR, summary="article for the gadget test")
-    return {"password": editor_password, "deploy_password": password}
+    return {"password": editor_password}
 
 
 def grant_consent(mediawiki) -> None:
@@ -163,7 +163,7 @@ def test_the_deploy_script_installs_the_gadget_pages(mediawiki, installed, stack
     side = next(g for g in gadgets if g["id"] == "side")
     assert side["metadata"]["settings"]["default"] is False
     assert "side-messages.json" in " ".join(side["metadata"]["module"]["datas"])
-    again = deploy(mediawiki, installed["deploy_password"], "--service-url", stack.web_url)
+    again = deploy(mediawiki, "--service-url", stack.web_url)
     assert again.returncode == 0 and "create" not in again.stdout and "update" not in again.stdout
 
 

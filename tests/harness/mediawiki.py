@@ -186,6 +186,19 @@ class MediaWiki:
         self.accounts["TestBot"] = Account("TestBot", "", ("bot",), BOT_APP, bot_password)
         self.accounts["Alice"] = Account("Alice", alice_password)
 
+    def add_account(self, name: str, groups: tuple[str, ...] = (), bot_app: str = "",
+                    grants: str = "basic,highvolume,editpage,createeditmovepage") -> Account:
+        """One more account, in ``groups``, with a BotPassword ``name@bot_app`` (``grants``) when
+        ``bot_app`` is given; ``pywikibot_dir(name)`` then logs in with it."""
+        password = f"{name}Pass-" + secrets.token_hex(8)
+        self.run_maintenance("createAndPromote.php", *(["--custom-groups", ",".join(groups)] if groups else []),
+                             name, password)
+        bot_password = secrets.token_hex(16) if bot_app else ""  # BotPasswords must match [0-9a-w]{32,}
+        if bot_app:
+            self.run_maintenance("createBotPassword.php", "--appid", bot_app, "--grants", grants, name, bot_password)
+        self.accounts[name] = Account(name, password, tuple(groups), bot_app, bot_password)
+        return self.accounts[name]
+
     def seed(self) -> None:
         for title, text in STUB_PAGES.items():
             self.run_maintenance("edit.php", "-q", "-u", "Admin", "-s", "test stub", title, input=text)
