@@ -62,7 +62,8 @@ def test_simulate_goes_through_the_save_and_writes_nothing(mediawiki, redis_db, 
     mediawiki.edit_now("User:TestBot/Run", "yes")
     database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     store = Store.open(database)
-    check_id = finished_check(store, title, revision, [("The bridge opened in 1932.", "http://s.example/1", 0.05, True)])
+    weak = ("The bridge opened in 1932.", "http://s.example/1", 0.05, True)
+    check_id = finished_check(store, title, revision, [weak])
     newest = mediawiki.call({"action": "query", "list": "recentchanges", "rclimit": "1",
                              "rcprop": "timestamp|ids"})["query"]["recentchanges"][0]
     checkpoint = tmp_path / "bot.json"

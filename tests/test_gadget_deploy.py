@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness.mediawiki import MediaWiki, _fail_or_skip, is_installed, start_mediawiki
 
 from gadget import deploy
+
+from harness.mediawiki import MediaWiki, _fail_or_skip, is_installed, start_mediawiki
 
 REPO = Path(__file__).resolve().parents[1]
 #: What Special:BotPasswords calls "Edit sitewide and user CSS/JS" and "Edit the MediaWiki namespace ..."
