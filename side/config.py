@@ -30,6 +30,8 @@ DEFAULT_VAR_DIR = REPO_ROOT / "var"
 class FetchConfig:
     """How cited sources are fetched; conservative because URLs come from anyone's edit."""
 
+    #: One deadline per fetch, from the first connection to the last byte: resolution, connect,
+    #: TLS, status line, headers, body and every redirect hop (SIDE_FETCH_TIMEOUT_S).
     timeout_s: float = 10.0
     max_bytes: int = 10 * 1024 * 1024
     max_redirects: int = 5
@@ -37,6 +39,15 @@ class FetchConfig:
     #: ``host`` (any port) or ``host:port`` (that port only; IPv6 as ``[::1]:8080``).
     allow_hosts: list[str] = field(default_factory=list)
     user_agent: str = "SideBot/0.1 (citation verification; https://github.com/side)"
+    #: Sources of one check fetched at the same time (threads; SIDE_FETCH_CONCURRENCY) ...
+    concurrency: int = 8
+    #: ... and at most this many of them from one host (SIDE_FETCH_PER_HOST).
+    per_host: int = 2
+    #: Wall-clock seconds for fetching all sources of one check (SIDE_FETCH_CHECK_BUDGET_S),
+    #: shared fairly: a source starting gets time left x parallel slots / sources not yet done;
+    #: sources still out when it ends are reported "not fetched within the check's time budget".
+    #: A worker uses at most half its job timeout (service.job_timeout_s) for this.
+    check_budget_s: float = 120.0
 
 
 @dataclass

@@ -34,9 +34,20 @@ class DataNotFoundError(SideError):
 
 
 class SourceFetchError(SideError):
-    """A cited source could not be fetched (timeout, HTTP error, too large, too many redirects)."""
+    """A cited source could not be fetched (timeout, HTTP error, too large, too many redirects).
+
+    Callers decide from data, never from the message: ``status`` is the HTTP status when the
+    server answered with an error (4xx/5xx), else None; ``transient`` says whether asking again
+    later may succeed (timeouts, resets, 5xx/429), as opposed to a refusal, a 404 or bad content.
+    Subclasses keep both (they are never transient).
+    """
 
     code = "source_fetch_failed"
+
+    def __init__(self, message: str, *, status: int | None = None, transient: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
 
 
 class SourceBlockedError(SourceFetchError):
@@ -49,6 +60,13 @@ class UnsupportedContentError(SourceFetchError):
     """A fetched document is neither HTML, plain text nor PDF, or holds no extractable text."""
 
     code = "unsupported_content"
+
+
+class UnreadableContentError(UnsupportedContentError):
+    """A document of a supported type that its parser refused: a PDF over pypdf's limits (a
+    compression bomb), a broken file, markup the extractor failed on."""
+
+    code = "unreadable_content"
 
 
 class IndexNotFoundError(SideError):

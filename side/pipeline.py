@@ -1,6 +1,7 @@
 """Side's decision flow: score each citation's source, look for better ones, and suggest.
 
-For every claim of an article: get the cited source (evidence corpus, disk cache, or fetch),
+For every claim of an article: get the cited source (evidence corpus, disk cache, or fetch:
+all of a check's sources at once, within one time budget, see :mod:`side.sources.batch`),
 score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
 passages, grouped to documents), score those with the same verifier, rank the existing
 citation among them, and flag it when its support is below the threshold chosen on dev data,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from enum import StrEnum
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 from side.errors import SourceFetchError
 from side.extract.claims import Claim
+from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
@@ -158,25 +160,66 @@ class ArticleResults:
 SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 
 
-def make_source_loader(retriever: Retriever | None = None, fetch: Callable[[str], Any] | None = None) -> SourceLoader:
-    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
-    by_url: dict[str, str] = {}
-    if retriever is not None:
-        by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
+class CheckSources:
+    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given.
 
-    def load(url: str) -> tuple[SourceStatus, list[str], str, str]:
-        if retriever is not None and url in by_url:
-            doc = retriever.corpus.document(by_url[url])
+    Called with one URL it loads that one; :meth:`load_many` loads a whole check's URLs at once
+    within ``budget`` (concurrently, bounded per host, time shared fairly). A ``fetch`` that
+    takes a ``deadline`` keyword is told when its share of the budget ends.
+    """
+
+    def __init__(self, retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
+                 budget: FetchBudget | None = None) -> None:
+        self.retriever = retriever
+        self.fetch = fetch
+        self.budget = budget or FetchBudget()
+        self.by_url: dict[str, str] = {}
+        if retriever is not None:
+            self.by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
+
+    def _offline(self, url: str) -> tuple[SourceStatus, list[str], str, str] | None:
+        """The outcome that needs no network (corpus, or fetching disabled), else None."""
+        if self.retriever is not None and url in self.by_url:
+            doc = self.retriever.corpus.document(self.by_url[url])
             return SourceStatus.CORPUS, doc.split(), doc.title, ""
-        if fetch is None:
+        if self.fetch is None:
             return SourceStatus.UNAVAILABLE, [], "", "fetching disabled (offline)"
-        try:
-            source = fetch(url)
-        except SourceFetchError as exc:
-            return SourceStatus.UNAVAILABLE, [], "", str(exc)
+        return None
+
+    @staticmethod
+    def _fetched(source: Any) -> tuple[SourceStatus, list[str], str, str]:
         return SourceStatus.FETCHED, list(source.sentences), source.title or "", ""
 
-    return load
+    def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:
+        offline = self._offline(url)
+        if offline is not None:
+            return offline
+        try:
+            source = call_with_deadline(self.fetch, url, None)  # type: ignore[arg-type]
+        except SourceFetchError as exc:
+            return SourceStatus.UNAVAILABLE, [], "", str(exc)
+        return self._fetched(source)
+
+    def load_many(self, urls: Iterable[str]) -> dict[str, tuple[SourceStatus, list[str], str, str]]:
+        """Every distinct URL's (status, sentences, title, error), fetching within the budget."""
+        out: dict[str, tuple[SourceStatus, list[str], str, str]] = {}
+        to_fetch: list[str] = []
+        for url in dict.fromkeys(urls):
+            offline = self._offline(url)
+            if offline is None:
+                to_fetch.append(url)
+            else:
+                out[url] = offline
+        for url, fetched in fetch_all(to_fetch, self.fetch, self.budget).items():  # type: ignore[arg-type]
+            out[url] = ((SourceStatus.UNAVAILABLE, [], "", str(fetched.error)) if fetched.error
+                        else self._fetched(fetched.value))
+        return out
+
+
+def make_source_loader(retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
+                       budget: FetchBudget | None = None) -> CheckSources:
+    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
+    return CheckSources(retriever, fetch, budget)
 
 
 class Pipeline:
@@ -200,7 +243,7 @@ class Pipeline:
         suggestions (logged, not an error: a worker without an index still scores citations);
         an explicit ``index_dir`` must exist. ``fetch`` replaces the default cache-aware
         ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
-        never fetches.
+        never fetches. A check's sources are fetched within ``config.fetch``'s budget.
         """
         from side.sources.fetch import fetch_source
 
@@ -217,15 +260,16 @@ class Pipeline:
         if offline:
             fetch = None
         elif fetch is None:
-            fetch = lambda url: fetch_source(url, config.fetch, config.cache_dir)
+            fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
         verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
                                  precision=config.verifier.precision)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
-        return cls(verifier, retriever, make_source_loader(retriever, fetch), candidates=candidates)
+        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch))
+        return cls(verifier, retriever, loader, candidates=candidates)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None) -> list[Result]:
-        results = [self._source_result(c) for c in claims]
+        results = self._source_results(claims)
         hits = self._retrieve(claims)
         for start in range(0, len(claims), 8):
             self._score(results[start : start + 8], hits[start : start + 8])
@@ -242,13 +286,19 @@ class Pipeline:
         results = self.verify_claims(claims, progress)
         return ArticleResults(title, results, time.monotonic() - started)
 
-    def _source_result(self, claim: Claim) -> Result:
-        url = claim.citation.url
-        result = Result(claim, SourceStatus.NO_URL, url_depth=url_depth(url))
-        if url:
-            status, sentences, _title, error = self.load_source(url)
-            result.source_status, result.source_error, result.source_sentences = status, error, sentences
-        return result
+    def _source_results(self, claims: list[Claim]) -> list[Result]:
+        """A Result per claim with its cited source loaded; each distinct URL is loaded once, all
+        of them together when the loader can (:meth:`CheckSources.load_many`)."""
+        results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
+        urls = [c.citation.url for c in claims if c.citation.url]
+        load_many = getattr(self.load_source, "load_many", None)
+        loaded = load_many(urls) if load_many else {u: self.load_source(u) for u in dict.fromkeys(urls)}
+        for result in results:
+            url = result.claim.citation.url
+            if url:
+                status, sentences, _title, error = loaded[url]
+                result.source_status, result.source_error, result.source_sentences = status, error, list(sentences)
+        return results
 
     def _retrieve(self, claims: list[Claim]) -> list[list]:
         if self.retriever is None or not claims or self.candidates <= 0:

@@ -11,10 +11,12 @@ fetcher has (redirect handling, timeouts, streaming caps). So the tests talk to 
         assert server.hits["/page"] == 1
 
 A pytest fixture ``local_server`` in a test module can simply ``yield`` one of these.
+:class:`SilentServer` accepts TCP connections and never says a word (for http or https URLs).
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import Counter
@@ -25,15 +27,17 @@ from typing import Self
 
 @dataclass
 class Response:
-    """One canned response. ``delay_s`` waits before the headers; ``chunk_delay_s`` drips the
-    body in ``chunk_size`` pieces; ``content_length=False`` omits the header (chunked-less stream
-    ended by closing the connection)."""
+    """One canned response. ``delay_s`` waits before the headers; ``header_drip_s`` sends the
+    status line and headers one byte at a time, this many seconds apart; ``chunk_delay_s`` drips
+    the body in ``chunk_size`` pieces; ``content_length=False`` omits the header (chunked-less
+    stream ended by closing the connection)."""
 
     body: bytes = b""
     status: int = 200
     content_type: str | None = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    header_drip_s: float = 0.0
     chunk_delay_s: float = 0.0
     chunk_size: int = 1024
     content_length: bool = True
@@ -52,18 +56,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        self.server.owner.hits[path] += 1
-        response = self.server.owner.routes.get(path)
+        owner = self.server.owner
+        owner.hits[path] += 1
+        response = owner.routes.get(path)
         if response is None:
             response = Response(status=404, body=b"not found", content_type="text/plain")
+        owner.enter()
         try:
             self._send(response)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout, size cap): expected in tests
+        finally:
+            owner.leave()
+
+    def _drip_head(self, response: Response) -> None:
+        """Status line and headers, one byte at a time (a server no per-read timeout catches)."""
+        lines = [f"{self.protocol_version} {response.status} {self.responses.get(response.status, ('',))[0]}"]
+        if response.content_type:
+            lines.append(f"Content-Type: {response.content_type}")
+        if response.content_length:
+            lines.append(f"Content-Length: {len(response.body)}")
+        lines += [f"{k}: {v}" for k, v in response.headers.items()]
+        for byte in ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"):
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(response.header_drip_s)
+        self.wfile.write(response.body)
 
     def _send(self, response: Response) -> None:
         if response.delay_s:
             time.sleep(response.delay_s)
+        if response.header_drip_s:
+            self._drip_head(response)
+            return
         self.send_response(response.status)
         if response.content_type:
             self.send_header("Content-Type", response.content_type)
@@ -94,6 +119,10 @@ class LocalServer:
     def __init__(self) -> None:
         self.routes: dict[str, Response] = {}
         self.hits: Counter[str] = Counter()
+        #: Requests being answered now, and the most at any one time.
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
         self._server = _Server((self.host, 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
@@ -106,6 +135,15 @@ class LocalServer:
 
     def url(self, path: str = "/") -> str:
         return f"http://{self.host}:{self.port}{path}"
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def add(self, path: str, response: Response) -> str:
         """Serve ``response`` at ``path``; returns the full URL."""
@@ -125,3 +163,47 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class SilentServer:
+    """Accepts TCP connections on 127.0.0.1 and never sends a byte: a site that never answers
+    (not even a TLS handshake). Connections are held open until :meth:`stop`."""
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server((self.host, 0))
+        self._listener.settimeout(0.05)
+        self._held: list[socket.socket] = []
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self.connections = 0
+
+    @property
+    def port(self) -> int:
+        return int(self._listener.getsockname()[1])
+
+    def url(self, path: str = "/", scheme: str = "http") -> str:
+        return f"{scheme}://{self.host}:{self.port}{path}"
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            self._held.append(conn)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
+        self._thread.join()
+        for conn in self._held:
+            conn.close()
+        self._listener.close()

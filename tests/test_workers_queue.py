@@ -28,7 +28,7 @@ from side.config import FetchConfig, ServiceConfig
 from side.errors import SourceFetchError
 from side.extract.claims import Citation, Claim
 from side.sources.fetch import fetch_source
-from workers.jobs import is_transient, retrying
+from workers.jobs import retrying
 
 from httpserver import LocalServer, Response
 
@@ -256,13 +256,32 @@ def test_retries_give_up_after_the_last_attempt(local_server):
     assert waits == [0.1, 0.2] and local_server.hits["/down"] == 3
 
 
-@pytest.mark.parametrize(("message", "transient"), [
-    ("HTTP 503 fetching x", True), ("HTTP 429 fetching x", True), ("HTTP 404 fetching x", False),
-    ("fetching x timed out after 10 s", True), ("could not fetch x: connection refused", True),
-    ("source too large: x exceeds 10 bytes", False), ("too many redirects (more than 5) fetching x", False),
-])
-def test_which_fetch_errors_are_transient(message, transient):
-    assert is_transient(SourceFetchError(message)) is transient
+@pytest.mark.parametrize("transient", [True, False])
+def test_retries_follow_the_error_s_transient_field_not_its_message(transient):
+    """The same words either way: only the field decides."""
+    calls: list[str] = []
+
+    def fetch(url: str):
+        calls.append(url)
+        raise SourceFetchError("HTTP 503 fetching x timed out", status=503, transient=transient)
+
+    with pytest.raises(SourceFetchError):
+        retrying(fetch, attempts=3, sleep=lambda s: None)("https://example.org/x")
+    assert len(calls) == (3 if transient else 1)
+
+
+def test_retries_stop_at_the_source_s_deadline(local_server):
+    """A transient failure is not tried again when its backoff would pass the deadline."""
+    import time
+
+    url = local_server.add("/busy", Response(status=503, body=b"busy", content_type="text/plain"))
+    waits: list[float] = []
+    fetch = retrying(lambda u, deadline=None: fetch_source(u, FetchConfig(allow_hosts=["127.0.0.1"]),
+                                                           deadline=deadline),
+                     attempts=3, backoff_s=1.0, sleep=waits.append)
+    with pytest.raises(SourceFetchError, match="HTTP 503") as caught:
+        fetch(url, deadline=time.monotonic() + 1.5)
+    assert caught.value.transient and waits == [] and local_server.hits["/busy"] == 1
 
 
 def test_redis_server_fixture_keeps_data_across_a_crash(redis_db):

@@ -21,6 +21,7 @@ from service.store import CheckRequest
 from side.extract.claims import Citation, Claim
 
 from harness.stack import pid_alive
+from hostile import decompression_bomb, pdf
 from httpserver import LocalServer, Response
 
 pytestmark = pytest.mark.slow
@@ -110,6 +111,24 @@ def test_a_flaky_source_is_fetched_again_with_backoff(stack, sources):
     assert result.source_status == "fetched" and result.label is not None
     assert sources.hits["/flaky"] == 2
     assert done.attempts == 1  # retried inside the job, not by requeueing the whole check
+
+
+def test_a_pdf_bomb_fails_its_own_citation_not_the_check(stack, sources):
+    """pypdf's LimitReachedError once escaped the fetcher: the job failed 4 times and took the
+    revision's good citations with it. Now the bomb is one citation's reason, never retried."""
+    sources.add("/bomb.pdf", Response(pdf(decompression_bomb()), content_type="application/pdf"))
+    new = CheckRequest(wiki="enwiki", title="Alsea (company)", revision=107, claims=[
+        claim("Alsea operates Starbucks in Mexico.", sources.url("/alsea"), "c1"),
+        claim("Alsea was founded in 1990.", sources.url("/bomb.pdf"), "c2")])
+    record, _ = stack.submit(new)
+    done = stack.wait_for(record.id)
+    assert done.status == "done", done.error
+    assert done.attempts == 1
+    good, bomb = stack.store().results(record.id)
+    assert good.source_status == "fetched" and good.label is not None
+    assert bomb.source_status == "unavailable" and bomb.label is None
+    assert "unreadable PDF" in bomb.source_error and "LimitReachedError" in bomb.source_error
+    assert sources.hits["/bomb.pdf"] == 1  # not transient: not fetched again
 
 
 def test_a_job_over_its_timeout_fails_with_the_reason(stack, sources):

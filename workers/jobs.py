@@ -12,15 +12,15 @@ marked ``failed`` with the reason only when RQ will not retry it; a retried chec
 ``queued`` (its ``attempts`` tell it is a retry) and the exception is re-raised either way, so
 RQ keeps the job in its failed-job registry with the traceback.
 
-Cited sources are fetched with retries: timeouts, refused connections, HTTP 5xx/408/429 are
-tried again with exponential backoff (:data:`DEFAULT_FETCH_ATTEMPTS`), since one slow web
-server should not make a whole revision's check fail or retry.
+Cited sources are fetched with retries: a :class:`SourceFetchError` marked ``transient``
+(timeouts, refused connections, HTTP 5xx/408/429) is tried again with exponential backoff
+(:data:`DEFAULT_FETCH_ATTEMPTS`), since one slow web server should not make a whole revision's
+check fail or retry; never past the deadline the check's fetch budget gave that source.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,8 +30,9 @@ from rq import get_current_job
 from rq.timeouts import JobTimeoutException
 
 from service.store import CheckStatus, Store
-from side.errors import SideError, SourceBlockedError, SourceFetchError, UnsupportedContentError
+from side.errors import SideError, SourceFetchError
 from side.pipeline import Pipeline
+from side.sources.batch import call_with_deadline
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +40,9 @@ log = logging.getLogger(__name__)
 DEFAULT_FETCH_ATTEMPTS = 3
 #: Seconds before the second attempt; doubled for each further one.
 DEFAULT_FETCH_BACKOFF_S = 1.0
-#: HTTP statuses worth asking again for (the server may answer later).
-TRANSIENT_HTTP = frozenset({408, 425, 429, 500, 502, 503, 504})
+#: No further attempt starts with less than this many seconds left before the source's deadline.
+MIN_ATTEMPT_S = 1.0
 
-_HTTP_STATUS = re.compile(r"^HTTP (\d{3}) ")
 T = TypeVar("T")
 
 
@@ -81,30 +81,27 @@ def get_context() -> WorkerContext:
     return _context
 
 
-def is_transient(error: SourceFetchError) -> bool:
-    """Whether fetching again later may succeed (timeouts, resets, 5xx), not a refusal or a 404."""
-    if isinstance(error, (SourceBlockedError, UnsupportedContentError)):
-        return False
-    message = str(error)
-    status = _HTTP_STATUS.match(message)
-    if status:
-        return int(status.group(1)) in TRANSIENT_HTTP
-    return "timed out" in message or message.startswith(("could not fetch", "could not read"))
-
-
-def retrying(fetch: Callable[[str], T], attempts: int = DEFAULT_FETCH_ATTEMPTS,
+def retrying(fetch: Callable[..., T], attempts: int = DEFAULT_FETCH_ATTEMPTS,
              backoff_s: float = DEFAULT_FETCH_BACKOFF_S,
-             sleep: Callable[[float], None] = time.sleep) -> Callable[[str], T]:
-    """``fetch`` tried up to ``attempts`` times on transient errors, waiting backoff, 2x, 4x..."""
+             sleep: Callable[[float], None] = time.sleep) -> Callable[..., T]:
+    """``fetch`` tried up to ``attempts`` times on transient errors, waiting backoff, 2x, 4x...
 
-    def fetch_with_retries(url: str) -> T:
+    The result takes an optional ``deadline`` (a :func:`time.monotonic` instant, the source's
+    share of the check's budget): passed on to ``fetch`` when it takes one, and no attempt
+    starts that could not have :data:`MIN_ATTEMPT_S` before it.
+    """
+
+    def fetch_with_retries(url: str, deadline: float | None = None) -> T:
         for attempt in range(1, attempts + 1):
             try:
-                return fetch(url)
+                return call_with_deadline(fetch, url, deadline)
             except SourceFetchError as exc:
-                if attempt == attempts or not is_transient(exc):
+                if attempt == attempts or not exc.transient:
                     raise
                 delay = backoff_s * 2 ** (attempt - 1)
+                if deadline is not None and time.monotonic() + delay + MIN_ATTEMPT_S > deadline:
+                    log.info("fetch attempt %d/%d failed (%s); no time left for another", attempt, attempts, exc)
+                    raise
                 log.info("fetch attempt %d/%d failed (%s); retrying in %.1f s", attempt, attempts, exc, delay)
                 sleep(delay)
         raise AssertionError("unreachable")

@@ -23,6 +23,7 @@ model, and adds what SimpleWorker lacks:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import socket
@@ -59,6 +60,8 @@ DEFAULT_MAINTENANCE_S = 60
 RECONCILE_LIMIT = 100
 #: Seconds between reconnection attempts after Redis went away.
 RECONNECT_S = 2.0
+#: Most of a job's timeout a check may spend fetching its sources (the rest is for verifying).
+JOB_FETCH_SHARE = 0.5
 
 
 class ThreadScheduler(RQScheduler):
@@ -242,6 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def with_fetch_budget(config: Config) -> Config:
+    """``config`` with a check's fetch budget of at most half the job timeout, so that a check
+    whose sources are all slow still has time to verify the ones that arrived."""
+    limit = config.service.job_timeout_s * JOB_FETCH_SHARE
+    if config.fetch.check_budget_s <= limit:
+        return config
+    log.info("fetch budget per check: %g s (half the job timeout), not %g s", limit, config.fetch.check_budget_s)
+    return dataclasses.replace(config, fetch=dataclasses.replace(config.fetch, check_budget_s=limit))
+
+
 def load_checker(config: Config, args: argparse.Namespace):
     """The Pipeline with the model and index loaded, warmed up by one tiny verification."""
     from side.pipeline import Pipeline
@@ -256,7 +269,8 @@ def load_checker(config: Config, args: argparse.Namespace):
     except ImportError:
         pass
     started = time.monotonic()
-    fetch = retrying(lambda url: fetch_source(url, config.fetch, config.cache_dir))
+    config = with_fetch_budget(config)
+    fetch = retrying(lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline))
     checker = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
     checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
     log.info("loaded the verifier on %s (%s)%s in %.1f s", checker.verifier.cross_encoder.device,

@@ -1,10 +1,15 @@
 """Cited sources: fetch a URL safely and turn it into clean text split into sentences.
 
 The verifier only ever sees what this module extracts, so two things matter: that fetching
-an arbitrary URL from a wiki edit cannot hurt us (SSRF guard on every hop, size and time
-caps, a closed list of content types), and that the extracted text is the article and not
-the navigation around it (trafilatura for HTML, chosen on the article-extraction benchmark;
-see :mod:`side.evaluation.extraction`).
+an arbitrary URL from a wiki edit cannot hurt us (SSRF guard on every hop, size caps, one
+deadline from the first connection to the last byte, a closed list of content types, bounded
+parsers), and that the extracted text is the article and not the navigation around it
+(trafilatura for HTML, chosen on the article-extraction benchmark; see
+:mod:`side.evaluation.extraction`).
+
+Every failure is a :class:`~side.errors.SourceFetchError` that carries its data (``status``,
+``transient``), including whatever a parser raises on hostile content: one bad source is one
+citation's "source unavailable", never a crashed check.
 
 Fetched sources are cached on disk as JSON, keyed by the sha256 of the URL, so re-checking
 an article does not hit the same sites again.
@@ -26,7 +31,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 from side.config import FetchConfig
-from side.errors import SourceFetchError, UnsupportedContentError
+from side.errors import SourceFetchError, UnreadableContentError, UnsupportedContentError
+from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
 from side.text import normalize_space, split_sentences
 
@@ -39,13 +45,44 @@ SUPPORTED_TYPES = HTML_TYPES | TEXT_TYPES | PDF_TYPES
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
+#: HTTP statuses worth asking again for later (the server may answer then): ``transient``.
+TRANSIENT_HTTP = frozenset({408, 425, 429, 500, 502, 503, 504})
+
 #: PDFs beyond this many pages are cut: the claim's evidence is rarely on page 200, and
 #: extracting every page of a book would cost seconds per citation.
 MAX_PDF_PAGES = 50
 
-#: The whole download of one hop must finish within this many read timeouts; a server that
-#: drips one byte per second would otherwise never trip the per-read timeout.
-TOTAL_TIME_FACTOR = 3
+#: Stop reading further PDF pages after this many seconds of extraction (the pages read so far
+#: are kept): pypdf's limits bound one page, this bounds a document of 50 costly pages.
+PDF_TIME_BUDGET_S = 5.0
+
+#: pypdf limits, tighter than its defaults (75 MB per stream, 2 million tokens per content
+#: stream): a crafted page just under the default token limit costs about 4.5 s of CPU (and
+#: 50 of them minutes); under 200,000 tokens it costs about 1 s. A text page needs a few
+#: thousand tokens.
+PDF_LIMITS: dict[str, int] = {
+    "zlib_maximum_output_length": 25_000_000,
+    "lzw_maximum_output_length": 25_000_000,
+    "run_length_maximum_output_length": 25_000_000,
+    "array_based_stream_maximum_output_length": 25_000_000,
+    "maximum_declared_stream_length": 25_000_000,
+    "stream_decoding_work_maximum_length": 50_000_000,
+    "stream_parsing_work_maximum_count": 200_000,
+}
+
+#: Elements of an HTML page handed to trafilatura; a larger page is cut after this many, in
+#: document order. trafilatura costs ~65 us per element (9 MB of paragraphs: 15 s of CPU);
+#: the 181 real pages of the extraction benchmark have at most 1,709 elements (median 785).
+MAX_HTML_ELEMENTS = 25_000
+#: Characters of page text (scripts and styles not counted) handed to trafilatura, for pages
+#: of few elements but huge texts (one 9 MB paragraph cost 2 s); 2.5x what is kept of a source.
+MAX_HTML_TEXT_CHARS = 1_000_000
+
+#: Most extracted text kept per source, cut at a line or word boundary, and most sentences
+#: split from it. The verifier reads at most 400,000 characters and 4,000 sentences of a
+#: source anyway (side.verify.verifier), and splitting 9 MB of text into sentences cost ~20 s.
+MAX_TEXT_CHARS = 400_000
+MAX_SENTENCES = 4_000
 
 #: trafilatura mode: "recall", "precision" or "balanced". Chosen on the article-extraction
 #: benchmark (``side eval extraction``, 181 pages): precision mode had the best F1 there
@@ -95,8 +132,27 @@ def _now() -> str:
 # --- building a Source from content ---------------------------------------------------------
 
 
+def _cap_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, at a line break or else a space."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit + 1)
+    if cut < limit // 2:
+        cut = text.rfind(" ", 0, limit + 1)
+    return text[: cut if cut > 0 else limit]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming a parser's exception, for the citation's "source unavailable" reason."""
+    message = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 def _make_source(url: str, final_url: str, title: str, date: str, text: str, content_type: str) -> Source:
-    text = normalize_space(text or "")
+    raw = text or ""
+    text = _cap_text(normalize_space(raw[: 2 * MAX_TEXT_CHARS]))
+    if len(raw) > len(text) + MAX_TEXT_CHARS // 10:
+        log.info("kept the first %d of %d characters of %s", len(text), len(raw), final_url)
     if not text:
         raise UnsupportedContentError(f"no text could be extracted from {final_url}")
     return Source(
@@ -106,7 +162,7 @@ def _make_source(url: str, final_url: str, title: str, date: str, text: str, con
         date=(date or "").strip(),
         text=text,
         content_type=content_type,
-        sentences=tuple(split_sentences(text)),
+        sentences=tuple(split_sentences(text, limit=MAX_SENTENCES)),
     )
 
 
@@ -116,13 +172,21 @@ def extract_html(
     """Main text, title and date of an HTML page with trafilatura (``mode`` as in the constant).
 
     Exposed separately so the extraction benchmark can compare modes on the same code path.
+    A page of more than :data:`MAX_HTML_ELEMENTS` elements is cut first (see there).
     """
     import trafilatura
+    from trafilatura.utils import load_html
 
     if mode not in {"recall", "precision", "balanced"}:
         raise ValueError(f"unknown extraction mode {mode!r}")
+    tree = load_html(html)  # trafilatura's own parser: the same tree it would build itself
+    if tree is None:
+        return "", "", ""
+    cut = _limit_tree(tree, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
+    if cut:
+        log.info("%s is too large to extract whole; extracting from its start (%s)", url or "page", cut)
     doc = trafilatura.bare_extraction(
-        html,
+        tree,
         url=url,
         favor_recall=mode == "recall",
         favor_precision=mode == "precision",
@@ -138,12 +202,58 @@ def extract_html(
     return str(text), str(title), str(date)
 
 
+_CODE_TAGS = frozenset({"script", "style", "noscript", "template"})
+
+
+def _limit_tree(tree: Any, max_elements: int, max_chars: int) -> str | None:
+    """Cut ``tree`` after its first ``max_elements`` elements in document order, or where its
+    text passes ``max_chars``; says why it cut, or None if the page was within both.
+
+    The kept part is the start of the page, where an article's text begins; everything after
+    the last kept element (its own children, the following siblings of it and of each
+    ancestor) is removed, and an overlong text of that element is shortened.
+    """
+    last, chars, reason = None, 0, None
+    for count, element in enumerate(tree.iter(), start=1):
+        if count > max_elements:
+            reason = f"more than {max_elements} elements"
+            break
+        last = element
+        if isinstance(element.tag, str) and element.tag not in _CODE_TAGS:
+            chars += len(element.text or "") + len(element.tail or "")
+        if chars > max_chars:
+            reason = f"more than {max_chars} characters of text"
+            last.text = (last.text or "")[:max_chars] or None
+            last.tail = (last.tail or "")[:max_chars] or None
+            break
+    if reason is None or last is None:
+        return None
+    for child in list(last):
+        last.remove(child)
+    node = last
+    while node is not None:
+        parent = node.getparent()
+        if parent is not None:
+            while (sibling := node.getnext()) is not None:
+                parent.remove(sibling)
+        node = parent
+    return reason
+
+
 def source_from_html(
     html: str | bytes, url: str, final_url: str | None = None, content_type: str = "text/html"
 ) -> Source:
-    """A :class:`Source` from HTML the caller already has (corpus builder, tests, fetcher)."""
-    text, title, date = extract_html(html, url=final_url or url)
-    return _make_source(url, final_url or url, title, date, text, content_type)
+    """A :class:`Source` from HTML the caller already has (corpus builder, tests, fetcher).
+
+    Whatever the extractor raises on hostile markup becomes :class:`UnreadableContentError`.
+    """
+    where = final_url or url
+    try:
+        text, title, date = extract_html(html, url=where)
+    except Exception as exc:  # any failure of a third-party parser on content from the web
+        log.debug("extraction failed for %s", where, exc_info=True)
+        raise UnreadableContentError(f"could not extract text from {where}: {_describe(exc)}") from exc
+    return _make_source(url, where, title, date, text, content_type)
 
 
 def source_from_text(text: str, url: str, title: str = "", date: str = "") -> Source:
@@ -151,22 +261,63 @@ def source_from_text(text: str, url: str, title: str = "", date: str = "") -> So
     return _make_source(url, url, title, date, text, "text/plain")
 
 
+def _pdf_title(reader: Any) -> str:
+    """The title from the document information, or "" (broken metadata is no reason to fail)."""
+    try:
+        meta = reader.metadata
+        return str(meta.title) if meta and meta.title else ""
+    except Exception as exc:  # a parser failure on hostile content
+        log.debug("unreadable PDF metadata: %s", _describe(exc))
+        return ""
+
+
+def _pdf_text(reader: Any, max_pages: int, where: str) -> str:
+    """Text of the first ``max_pages`` pages within :data:`PDF_TIME_BUDGET_S`.
+
+    A page pypdf refuses (a limit reached, a broken stream) is skipped; if no page gave text,
+    the first refusal is the source's error, so the reason reaches the report.
+    """
+    started = time.monotonic()
+    parts: list[str] = []
+    failure: Exception | None = None
+    for number, page in enumerate(reader.pages[:max_pages], start=1):
+        if time.monotonic() - started > PDF_TIME_BUDGET_S:
+            log.info("%s: stopped extracting after page %d (%g s budget)", where, number - 1, PDF_TIME_BUDGET_S)
+            break
+        try:
+            parts.append(page.extract_text() or "")
+        except Exception as exc:  # a parser failure on hostile content: skip the page
+            failure = failure or exc
+            log.info("%s: skipping PDF page %d: %s", where, number, _describe(exc))
+    text = "\n".join(parts)
+    if failure is not None and not text.strip():
+        raise UnreadableContentError(f"unreadable PDF at {where}: {_describe(failure)}") from failure
+    return text
+
+
 def source_from_pdf(
     data: bytes, url: str, final_url: str | None = None, max_pages: int = MAX_PDF_PAGES
 ) -> Source:
-    """A :class:`Source` from PDF bytes: text of the first ``max_pages`` pages, title from metadata."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    """A :class:`Source` from PDF bytes: text of the first ``max_pages`` pages, title from metadata.
 
+    pypdf runs under :data:`PDF_LIMITS`; anything it raises (``LimitReachedError`` on a
+    compression bomb, ``PdfReadError``, or a plain ``IndexError`` on a malformed file) becomes
+    one :class:`UnreadableContentError` line.
+    """
+    from pypdf import PdfReader, apply_configuration
+
+    where = final_url or url
     try:
-        reader = PdfReader(io.BytesIO(data))
-        pages = reader.pages[:max_pages]
-        text = "\n".join((page.extract_text() or "") for page in pages)
-        meta = reader.metadata
-        title = str(meta.title) if meta and meta.title else ""
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise UnsupportedContentError(f"unreadable PDF at {final_url or url}: {exc}") from exc
-    return _make_source(url, final_url or url, title, "", text, "application/pdf")
+        with apply_configuration(None, **PDF_LIMITS):
+            reader = PdfReader(io.BytesIO(data))
+            text = _pdf_text(reader, max_pages, where)
+            title = _pdf_title(reader)
+    except UnreadableContentError:
+        raise
+    except Exception as exc:  # any failure of a third-party parser on content from the web
+        log.debug("PDF parsing failed for %s", where, exc_info=True)
+        raise UnreadableContentError(f"unreadable PDF at {where}: {_describe(exc)}") from exc
+    return _make_source(url, where, title, "", text, "application/pdf")
 
 
 def _decode_text(data: bytes, charset: str | None) -> str:
@@ -254,12 +405,13 @@ def _sniff(data: bytes) -> str:
     return ""
 
 
-def _read_capped(response: Any, max_bytes: int, deadline: float, timeout_s: float, url: str) -> bytes:
+def _read_capped(response: Any, max_bytes: int, clock: Deadline, url: str) -> bytes:
     """The decoded body, refusing more than ``max_bytes`` (after decompression, so a gzip bomb
-    stops early) and a download that outlasts ``deadline``.
+    stops early) and a download that outlasts the fetch's deadline.
 
     ``read1`` returns whatever has arrived, so the deadline is checked after every packet even
-    when a server drips bytes slower than a full chunk.
+    when a server drips bytes slower than a full chunk; a read blocked when time runs out is
+    ended by the deadline's watchdog, and the truncated body is refused, not returned.
     """
     declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > max_bytes:
@@ -268,13 +420,13 @@ def _read_capped(response: Any, max_bytes: int, deadline: float, timeout_s: floa
     raw = response.raw
     while True:
         chunk = raw.read1(_CHUNK, decode_content=True)
+        if clock.expired:
+            raise clock.timed_out(url)
         if not chunk:
             break
         buffer.extend(chunk)
         if len(buffer) > max_bytes:
             raise SourceFetchError(f"source too large: {url} exceeds {max_bytes} bytes")
-        if time.monotonic() > deadline:
-            raise SourceFetchError(f"fetching {url} timed out after {timeout_s * TOTAL_TIME_FACTOR:g} s")
     return bytes(buffer)
 
 
@@ -288,58 +440,85 @@ def _is_timeout(exc: BaseException) -> bool:
     return any(isinstance(arg, (ReadTimeoutError, TimeoutError)) for arg in exc.args)
 
 
-def _get(session: Any, url: str, config: FetchConfig) -> Any:
-    import requests
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """What requests, urllib3 and http.client raise on a bad connection or a malformed answer."""
+    import http.client
 
-    try:
-        return session.get(url, timeout=config.timeout_s, stream=True, allow_redirects=False)
-    except requests.Timeout as exc:
-        raise SourceFetchError(f"fetching {url} timed out after {config.timeout_s:g} s") from exc
-    except requests.RequestException as exc:
-        raise SourceFetchError(f"could not fetch {url}: {exc}") from exc
-
-
-def _download(session: Any, url: str, config: FetchConfig, allow: AllowList) -> Source:
-    """Follow redirects by hand, checking each hop before connecting, then read one body."""
     import requests
     import urllib3.exceptions
 
+    return (requests.RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException, OSError,
+            ValueError)
+
+
+def _connection_failure(exc: BaseException, url: str, clock: Deadline, verb: str) -> SourceFetchError:
+    """The error for a failed connect or read: a timeout when time ran out (the watchdog's
+    shutdown surfaces as a reset), else transient unless the request itself was invalid."""
+    if clock.expired or _is_timeout(exc):
+        return clock.timed_out(url)
+    return SourceFetchError(f"could not {verb} {url}: {exc}", transient=not isinstance(exc, ValueError))
+
+
+def _get(session: Any, url: str, clock: Deadline) -> Any:
+    """One request with only the time left: connect, TLS, status line and headers."""
+    remaining = clock.remaining()
+    if remaining <= 0:
+        raise clock.timed_out(url)
+    try:
+        return session.get(url, timeout=remaining, stream=True, allow_redirects=False)
+    except _network_errors() as exc:
+        raise _connection_failure(exc, url, clock, "fetch") from exc
+
+
+def _next_hop(current: str, location: str) -> str:
+    try:
+        return urljoin(current, location)
+    except ValueError as exc:  # e.g. an unbalanced IPv6 bracket
+        raise SourceFetchError(f"bad redirect from {current}: {exc}") from exc
+
+
+def _download(session: Any, url: str, config: FetchConfig, allow: AllowList,
+              clock: Deadline) -> tuple[bytes, str, str, str | None]:
+    """Follow redirects by hand, checking each hop before connecting, then read one body.
+
+    Returns (body, final URL, declared media type or "", charset). Every hop shares ``clock``.
+    """
     current = url
     for hop in range(config.max_redirects + 1):
-        check_url(current, allow)
-        response = _get(session, current, config)
+        if clock.expired:
+            raise clock.timed_out(current)
+        check_url(current, allow, timeout=clock.remaining())
+        response = _get(session, current, clock)
         with response:
-            if response.status_code in REDIRECT_STATUSES and response.headers.get("Location"):
-                nxt = urljoin(current, response.headers["Location"])
+            status = response.status_code
+            if status in REDIRECT_STATUSES and response.headers.get("Location"):
+                nxt = _next_hop(current, response.headers["Location"])
                 log.debug("redirect %d: %s -> %s", hop + 1, current, nxt)
                 current = nxt
                 continue
-            if response.status_code >= 400:
-                raise SourceFetchError(f"HTTP {response.status_code} fetching {current}")
+            if status >= 400:
+                raise SourceFetchError(f"HTTP {status} fetching {current}", status=status,
+                                       transient=status in TRANSIENT_HTTP)
             media, charset = _media_type(response.headers.get("Content-Type"))
             if media and media not in SUPPORTED_TYPES:
                 raise UnsupportedContentError(f"unsupported content type {media!r} at {current}")
-            deadline = time.monotonic() + config.timeout_s * TOTAL_TIME_FACTOR
             try:
-                data = _read_capped(response, config.max_bytes, deadline, config.timeout_s, current)
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                if _is_timeout(exc):
-                    raise SourceFetchError(
-                        f"fetching {current} timed out after {config.timeout_s:g} s"
-                    ) from exc
-                raise SourceFetchError(f"could not read {current}: {exc}") from exc
-            media = media or _sniff(data)
-            if not media:
-                raise UnsupportedContentError(f"unknown content type at {current}")
-            return source_from_bytes(data, url, current, media, charset)
+                data = _read_capped(response, config.max_bytes, clock, current)
+            except _network_errors() as exc:
+                raise _connection_failure(exc, current, clock, "read") from exc
+            return data, current, media, charset
     raise SourceFetchError(f"too many redirects (more than {config.max_redirects}) fetching {url}")
 
 
-def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | None = None) -> Source:
+def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | None = None,
+                 deadline: float | None = None) -> Source:
     """Fetch ``url`` and extract its text, or return the cached copy without touching the network.
 
-    Raises :class:`SourceBlockedError` for URLs into private networks (any hop),
-    :class:`UnsupportedContentError` for non-text content or pages without text, and
+    The download (resolution, connect, TLS, status line, headers, body, every redirect) must end
+    within ``config.timeout_s``, or sooner at ``deadline`` (a :func:`time.monotonic` instant, the
+    caller's budget). Raises :class:`SourceBlockedError` for URLs into private networks (any hop),
+    :class:`UnsupportedContentError` for non-text content or pages without text,
+    :class:`UnreadableContentError` for content its parser refuses, and
     :class:`SourceFetchError` for timeouts, HTTP errors, oversize bodies and redirect loops.
     """
     config = config or FetchConfig()
@@ -348,7 +527,12 @@ def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | 
         log.debug("cache hit for %s", url)
         return cached
     allow = AllowList.parse(config.allow_hosts)
-    with guarded_session(allow, config.user_agent) as session:
-        source = _download(session, url, config, allow)
+    with Deadline(config.timeout_s, until=deadline) as clock, \
+            guarded_session(allow, config.user_agent, on_connect=clock.watch) as session:
+        data, final_url, media, charset = _download(session, url, config, allow, clock)
+    media = media or _sniff(data)
+    if not media:
+        raise UnsupportedContentError(f"unknown content type at {final_url}")
+    source = source_from_bytes(data, url, final_url, media, charset)
     store_cached(cache_dir, source)
     return source

@@ -23,6 +23,10 @@ answered with a different (private) address. :func:`guarded_session` closes that
 the check *inside* the connection: the socket is opened to exactly the address that was just
 checked. Proxies from the environment are disabled for the same reason (the proxy, not us,
 would resolve the name).
+
+Time: a host name's own DNS servers can be as slow as its web server, so resolution takes a
+``timeout`` too (the fetch's remaining time), and :func:`guarded_session` hands every socket it
+opens to an ``on_connect`` callback, through which the fetch's deadline can shut it down.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import ipaddress
 import logging
 import re
 import socket
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
@@ -215,12 +220,39 @@ def _parse_ip(text: str) -> IPAddress:
     return ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone id
 
 
-def resolve(host: str, port: int) -> list[IPAddress]:
+def _getaddrinfo(host: str, port: int, timeout: float | None) -> list:
+    """``socket.getaddrinfo``, given up after ``timeout`` seconds.
+
+    The C resolver cannot be interrupted, so it runs in a daemon thread that is left to finish
+    on its own (bounded by the system resolver's timeouts) when the caller stops waiting.
+    """
+    if timeout is None:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            box["infos"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except BaseException as exc:  # handed to the waiting thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="side-resolve", daemon=True)
+    thread.start()
+    thread.join(max(0.0, timeout))
+    if thread.is_alive():
+        raise SourceFetchError(f"resolving host {host!r} timed out after {timeout:g} s", transient=True)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["infos"]  # type: ignore[return-value]
+
+
+def resolve(host: str, port: int, timeout: float | None = None) -> list[IPAddress]:
     """All addresses ``host`` resolves to (getaddrinfo also parses decimal/octal/hex IPv4)."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = _getaddrinfo(host, port, timeout)
     except (socket.gaierror, UnicodeError) as exc:
-        raise SourceFetchError(f"cannot resolve host {host!r}: {exc}") from exc
+        transient = isinstance(exc, socket.gaierror) and exc.errno == socket.EAI_AGAIN
+        raise SourceFetchError(f"cannot resolve host {host!r}: {exc}", transient=transient) from exc
     addresses: list[IPAddress] = []
     for _family, _type, _proto, _canon, sockaddr in infos:
         ip = _parse_ip(str(sockaddr[0]))
@@ -231,8 +263,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = ()) -> list[IPAddress]:
-    """Resolve ``host`` and return its addresses if all may be contacted, else raise.
+def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = (),
+               timeout: float | None = None) -> list[IPAddress]:
+    """Resolve ``host`` (within ``timeout`` s) and return its addresses if all may be contacted, else raise.
 
     An allow-listed name (on this port) skips the check (its addresses are still returned,
     for pinning); an allow-listed address is exempt only on its entry's port, if it names one.
@@ -242,10 +275,10 @@ def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = ()
     if not name:
         raise SourceBlockedError("URL has no host")
     if allow.allows_name(name, port):
-        return resolve(name, port)
+        return resolve(name, port, timeout)
     if name in METADATA_HOSTS:
         raise SourceBlockedError(f"refusing to contact {host}: cloud metadata host")
-    addresses = resolve(name, port)
+    addresses = resolve(name, port, timeout)
     for ip in addresses:
         if allow.allows_ip(ip, port):
             continue
@@ -255,12 +288,13 @@ def check_host(host: str, port: int, allow_hosts: Iterable[str] | AllowList = ()
     return addresses
 
 
-def check_url(url: str, allow_hosts: Sequence[str] | AllowList = ()) -> None:
+def check_url(url: str, allow_hosts: Sequence[str] | AllowList = (), timeout: float | None = None) -> None:
     """Raise :class:`SourceBlockedError` unless ``url`` is http(s) to public addresses only."""
-    check_url_addresses(url, allow_hosts)
+    check_url_addresses(url, allow_hosts, timeout)
 
 
-def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = ()) -> list[IPAddress]:
+def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = (),
+                        timeout: float | None = None) -> list[IPAddress]:
     """:func:`check_url`, returning the checked addresses."""
     try:
         parts = urlsplit(url)
@@ -274,7 +308,7 @@ def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = ()) -
         raise SourceBlockedError(f"URL has no host: {url!r}")
     if port is None:
         port = 443 if scheme == "https" else 80
-    return check_host(parts.hostname, port, allow_hosts)
+    return check_host(parts.hostname, port, allow_hosts, timeout)
 
 
 # --- connection pinning -------------------------------------------------------------------
@@ -283,26 +317,32 @@ def check_url_addresses(url: str, allow_hosts: Sequence[str] | AllowList = ()) -
 class _GuardedConnectionMixin(_ConnectionBase):
     """Resolve, check and connect in one step, so the socket goes to the address just checked.
 
-    Mixed into urllib3's connection classes; ``allow`` is set on the generated subclass.
-    TLS still verifies the certificate against the URL's host name (``self.host``).
+    Mixed into urllib3's connection classes; ``allow`` and ``on_connect`` are set on the
+    generated subclass. TLS still verifies the certificate against the URL's host name
+    (``self.host``). Resolution gets the connect timeout too.
     """
 
     allow: AllowList = AllowList(frozenset(), ())
+    on_connect: Callable[[socket.socket], None] | None = None
 
     def _new_conn(self) -> socket.socket:
         from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
         from urllib3.util import connection as u3conn
 
-        addresses = check_host(self._dns_host, self.port, self.allow)
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
+        addresses = check_host(self._dns_host, self.port, self.allow, timeout)
         last_error: OSError | None = None
         for ip in addresses:
             try:
-                return u3conn.create_connection(
+                sock = u3conn.create_connection(
                     (str(ip), self.port),
                     self.timeout,
                     source_address=self.source_address,
                     socket_options=self.socket_options,
                 )
+                if self.on_connect is not None:
+                    self.on_connect(sock)
+                return sock
             except TimeoutError as exc:
                 raise ConnectTimeoutError(self, f"connection to {ip} timed out") from exc
             except OSError as exc:
@@ -310,28 +350,32 @@ class _GuardedConnectionMixin(_ConnectionBase):
         raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
 
 
-def _pool_classes(allow: AllowList) -> dict[str, type]:
+def _pool_classes(allow: AllowList, on_connect: Callable[[socket.socket], None] | None = None) -> dict[str, type]:
     from urllib3.connection import HTTPConnection, HTTPSConnection
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-    http_conn = type("GuardedHTTPConnection", (_GuardedConnectionMixin, HTTPConnection), {"allow": allow})
-    https_conn = type("GuardedHTTPSConnection", (_GuardedConnectionMixin, HTTPSConnection), {"allow": allow})
+    hook = None if on_connect is None else staticmethod(on_connect)
+    attrs = {"allow": allow, "on_connect": hook}
+    http_conn = type("GuardedHTTPConnection", (_GuardedConnectionMixin, HTTPConnection), attrs)
+    https_conn = type("GuardedHTTPSConnection", (_GuardedConnectionMixin, HTTPSConnection), attrs)
     return {
         "http": type("GuardedHTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn}),
         "https": type("GuardedHTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn}),
     }
 
 
-def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str | None = None) -> requests.Session:
+def guarded_session(allow_hosts: Sequence[str] | AllowList = (), user_agent: str | None = None,
+                    on_connect: Callable[[socket.socket], None] | None = None) -> requests.Session:
     """A :class:`requests.Session` whose every connection is checked and pinned (see module doc).
 
     Redirects must still be followed by the caller (``allow_redirects=False``) with
     :func:`check_url` on each hop, so that a blocked target is refused before any connection.
+    ``on_connect`` gets every socket opened, before TLS (a fetch deadline watches them).
     """
     import requests
     from requests.adapters import HTTPAdapter
 
-    classes = _pool_classes(AllowList.parse(allow_hosts))
+    classes = _pool_classes(AllowList.parse(allow_hosts), on_connect)
 
     class GuardedAdapter(HTTPAdapter):
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:

@@ -1,0 +1,68 @@
+"""Hostile content for tests and benchmarks, built here rather than stored: PDF bombs.
+
+:func:`pdf` writes a valid PDF (offsets computed) with one page per content stream, so a test
+can put a compression bomb or a token bomb on a page next to ordinary text pages.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from dataclasses import dataclass
+
+__all__ = ["Deflated", "decompression_bomb", "pdf", "text_page", "token_bomb"]
+
+
+@dataclass(frozen=True)
+class Deflated:
+    """A content stream compressed already (so a 100 MB bomb never sits in memory)."""
+
+    data: bytes
+
+
+def pdf(*contents: bytes | Deflated, compress: bool = True) -> bytes:
+    """A PDF with one page per content stream (FlateDecode when ``compress``), offsets computed."""
+    n = len(contents)
+    font = 3 + 2 * n
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(n)), n)]
+    for i, content in enumerate(contents):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (4 + 2 * i, font))
+        deflated = isinstance(content, Deflated) or compress
+        if isinstance(content, Deflated):
+            data = content.data
+        else:
+            data = zlib.compress(content, 9) if compress else content
+        head = b"<< /Length %d%s >>" % (len(data), b" /Filter /FlateDecode" if deflated else b"")
+        objects.append(head + b"\nstream\n" + data + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def text_page(text: str) -> bytes:
+    return f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode("latin-1")
+
+
+@functools.cache
+def decompression_bomb(size: int = 100_000_000) -> Deflated:
+    """``size`` bytes of spaces in a ~100 KB stream (for 100 MB): over pypdf's decompression
+    limit, and over Side's tighter one."""
+    compressor = zlib.compressobj(9)
+    chunk = b" " * 1_000_000
+    return Deflated(b"".join(compressor.compress(chunk) for _ in range(size // len(chunk))) + compressor.flush())
+
+
+def token_bomb(operators: int = 120_000) -> bytes:
+    """About 8 tokens per text operator (~1 million for the default) in a stream that compresses
+    to ~16 KB: over the content-stream parsing limit."""
+    return b"BT /F1 12 Tf 72 720 Td (Hello world) Tj ET\n" * operators
