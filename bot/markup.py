@@ -82,5 +82,4 @@ def page_link(title: str, label: str = "") -> str:
     if not clean:
         return nowiki("(no title)")
     target = clean.replace("&", "&amp;").replace("~", "&#126;").replace("'", "&#39;")
-    shown = nowiki(label or clean, 255)
-    return f"[[:{target}|{shown}]]"
+    return f"[[:{target}|{nowiki(label, 255)}]]" if label else f"[[:{target}]]"

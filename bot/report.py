@@ -3,9 +3,11 @@
 One section per article and report, written for an editor who has never heard of Side: it
 says first that it is an automated suggestion, then for each citation the Claim, why the
 current Source looks weak (its best passage and score), the Suggestion with its evidence
-sentence and a ready-to-paste citation, and finally how to give feedback or opt out. Text
-quoted from articles and web pages is wrapped in ``<nowiki>`` so it can never expand as
-wikitext (no templates, no signatures, no links injected by a source page).
+sentence and a ready-to-paste citation, and finally how to give feedback or opt out. Nothing an
+editor or a source controls becomes markup: text is quoted with :func:`bot.markup.nowiki`,
+URLs go through :func:`bot.markup.external_link` and page titles through
+:func:`bot.markup.page_link` (no templates, signatures, comments, behaviour switches, headings,
+categories or links injected by a cited URL, a title or a source page).
 """
 
 from __future__ import annotations
@@ -13,24 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
+from bot.markup import external_link, nowiki, page_link
 from service.store import StoredResult
-
-#: Longest quote taken from a claim, passage or evidence sentence.
-MAX_QUOTE_CHARS = 400
-
-
-def nowiki(text: str, limit: int = MAX_QUOTE_CHARS) -> str:
-    """Quote arbitrary text safely inside wikitext."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return "<nowiki>" + text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + "</nowiki>"
-
-
-def _link(url: str, label: str) -> str:
-    label = " ".join((label or "").split()).replace("]", "&#93;").replace("[", "&#91;")
-    url = url.replace(" ", "%20").replace("]", "%5D").replace("[", "%5B")
-    return f"[{url} {nowiki(label, 120)}]" if label else f"[{url}]"
 
 
 @dataclass(frozen=True)
@@ -76,7 +62,7 @@ class TalkReport:
 def _item_text(n: int, item: ReportItem) -> str:
     result = item.result
     lines = [f"'''Citation {n}'''", "; Claim", f": {nowiki(item.claim_text)}",
-             "; Cited source", f": {_link(item.citation_url, item.citation_title)}"]
+             "; Cited source", f": {external_link(item.citation_url, item.citation_title)}"]
     score = f"{result.score:.2f}" if result.score is not None else "n/a"
     evidence = result.evidence
     if evidence:
@@ -89,7 +75,7 @@ def _item_text(n: int, item: ReportItem) -> str:
     if result.suggestions:
         best = result.suggestions[0]
         lines += ["; Suggested source",
-                  f": {_link(best.url, best.title)} (support score {best.score:.2f})"]
+                  f": {external_link(best.url, best.title)} (support score {best.score:.2f})"]
         if best.evidence and best.evidence.text:
             lines.append(f": Evidence: {nowiki(best.evidence.text)}")
         if best.cite:
@@ -109,10 +95,10 @@ def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision
     today = today or date.today()
     count = f"{len(items)} citation" + ("s" if len(items) > 1 else "")
     heading = f"Automated citation check: {count} may not support the text ({today.isoformat()})"
-    diff = f"[[Special:Diff/{revision}|this edit]]" if revision else "a recent edit"
+    diff = f"[[Special:Diff/{int(revision)}|this edit]]" if revision else "a recent edit"
     intro = (f"''This is an automated suggestion by a bot running [[{feedback_page}|Side]], a citation-"
              f"verification tool. It can be wrong: please read the sources before changing the article.''\n\n"
-             f"Side read the sources cited in {diff} to [[{title}]] and found {count} whose source does not "
+             f"Side read the sources cited in {diff} to {page_link(title)} and found {count} whose source does not "
              "appear to support the sentence it is attached to. A better source is suggested where Side "
              "found one.")
     body = [intro, *(_item_text(n, item) for n, item in enumerate(items, 1))]
@@ -121,7 +107,7 @@ def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision
         f"at [[{feedback_page}]]. '''Opt out:''' add <code><nowiki>{{{{bots|optout={optout_name}}}}}</nowiki>"
         f"</code> to this talk page and the bot will not post here again; anyone can stop the bot everywhere at "
         f"[[{run_page}]]. ~~~~")
-    summary = (f"Automated citation check of [[{title}]]: {count} may not support the text "
+    summary = (f"Automated citation check of {page_link(title)}: {count} may not support the text "
                f"(suggestion only; opt out with {{{{bots|optout={optout_name}}}}})")
     return TalkReport(wiki=wiki, title=title, talk_title=talk_title, check_id=check_id, revision=revision,
                       heading=heading, body="\n\n".join(body), summary=summary, items=tuple(items))

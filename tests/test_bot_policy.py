@@ -7,6 +7,7 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, Position
+from bot.markup import nowiki
 from bot.policy import (
     ReportPolicy,
     exclusion_reason,
@@ -15,7 +16,7 @@ from bot.policy import (
     report_threshold,
     result_suggestion_key,
 )
-from bot.report import ReportItem, build_report, nowiki
+from bot.report import ReportItem, build_report
 from service.store import CheckRequest, Store
 from side.extract.claims import Citation, Claim
 from side.pipeline import Result, Suggestion
@@ -141,7 +142,7 @@ def test_report_text_has_every_required_part(store):
     assert "{{bots|optout=side}}" in body and "[[User:SideBot/Run]]" in body  # opt out, shutoff
     assert body.rstrip().endswith("~~~~")                                   # signature
     assert "[[Special:Diff/42|" in body
-    assert "[[Tower]]" in report.summary and "Automated" in report.summary
+    assert "[[:Tower]]" in report.summary and "Automated" in report.summary  # a link, never a category
 
 
 def test_quoted_text_cannot_inject_wikitext():

@@ -7,6 +7,7 @@ reads the run page and the talk page, and saves a new section.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import uuid
@@ -16,8 +17,11 @@ import pytest
 from test_bot_policy import finished_check
 
 from bot.reporter import Reporter
-from service.store import Store
+from service.store import CheckRequest, Store
 from side.config import BotConfig
+from side.extract.claims import Citation, Claim
+from side.pipeline import Result, SourceStatus, Suggestion
+from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 RUN_PAGE = "User:TestBot/Run"
 LONG_AGO = datetime(2000, 1, 1)
@@ -182,3 +186,76 @@ def test_deleted_and_moved_articles(mediawiki, site, store, run_page):
     reporter.handle([finished_check(store, moved, 100, [WEAK])])
     assert reporter.outcomes[-1].status == "posted"
     assert len(sections(mediawiki.page_text("Talk:" + new_title))) == 1
+
+
+# -- no text an editor or a source controls becomes markup ------------------------------------
+# An outside probe made the bot transclude an attacker's page, put the talk page in the attacker's
+# category, hide the opt-out notice and the signature, and add headings, all through a cited URL.
+# Here each payload is planted in every field a report quotes (claim, cited URL, citation title,
+# evidence, reasons, suggested URL, title, evidence and citation), the report is posted by the real
+# Reporter, and the saved page is read back through the parse API.
+
+ATTACKER_PAGE = "User:Attacker/Payload"
+ATTACKER_CATEGORY = "Attacked"
+PAYLOADS = {
+    "braces": "{{User:Attacker/Payload}}",
+    "subst": "{{subst:User:Attacker/Payload}}",
+    "invoke": "{{#invoke:Attacker|run}}",
+    "signature": "~~~~",
+    "comment": "<!--",
+    "notoc": "__NOTOC__",
+    "ref": "<ref>{{User:Attacker/Payload}}</ref>",
+    "quotes": "'''bold''' ''it'' \"q\"",
+    "newlines": "x\n== Injected heading ==\n[[Category:Attacked]]",
+    "category": "[[Category:Attacked]]",
+    "entities": "&#123;&#123;User:Attacker/Payload&#125;&#125;",
+}
+
+
+def crafted_check(store: Store, title: str, payload: str) -> str:
+    """A done bot check with one flagged citation that carries ``payload`` in every field."""
+    url = "http://cited.example/a" + payload
+    citation = Citation(id=hashlib.sha1(url.encode()).hexdigest()[:16], kind="template", url=url,
+                        title="Title " + payload)
+    claim = Claim(title, ("History",), "Claim " + payload, "Claim " + payload, citation)
+    record, _ = store.add_check(CheckRequest("testwiki", title, [claim], 100, origin="bot"))
+    better = "https://better.example/b" + payload
+    suggestion = Suggestion(better, "Better " + payload, 0.91, Evidence("Evidence " + payload, 3, 0.9),
+                            "{{cite web |url=" + better + " |title=" + payload + "}}")
+    verdict = Verdict(VerdictLabel.NOT_ENOUGH_INFO, 0.05, evidence=(Evidence("Passage " + payload, 0, 0.1),))
+    result = Result(claim, SourceStatus.FETCHED, verdict, flagged=True, reasons=["reason " + payload],
+                    suggestions=[suggestion])
+    store.finish(record.id, [result], 1.0)
+    return record.id
+
+
+@pytest.fixture(scope="module")
+def attacker_page(mediawiki):
+    """The page a transclusion would pull in: it categorises whatever includes it."""
+    mediawiki.edit_now(ATTACKER_PAGE, f"PAYLOAD-RAN [[Category:{ATTACKER_CATEGORY}]]")
+    return ATTACKER_PAGE
+
+
+@pytest.mark.parametrize("name", list(PAYLOADS))
+def test_a_report_quoting_a_payload_renders_as_plain_text(mediawiki, site, store, run_page, attacker_page, name):
+    payload = PAYLOADS[name]
+    title = f"Bridge {uuid.uuid4().hex[:8]}"
+    mediawiki.edit(title, "An article.", user="Alice")
+    reporter = make_reporter(site, store)
+    reporter.handle([crafted_check(store, title, payload)])
+    assert reporter.outcomes[-1].status == "posted", reporter.outcomes[-1].reason
+
+    parsed = mediawiki.call({"action": "parse", "page": "Talk:" + title, "formatversion": "2",
+                             "prop": "text|templates|categories|sections|links|externallinks"})["parse"]
+    assert parsed["templates"] == [], "something was transcluded"
+    assert parsed["categories"] == [], "the talk page was categorised"
+    assert [s["line"] for s in parsed["sections"]] == [reporter.outcomes[-1].report.heading]
+    html = parsed["text"]
+    assert "PAYLOAD-RAN" not in html
+    assert "User:TestBot" in {link["title"] for link in parsed["links"]}, "the signature is gone"
+    assert "bots|optout=" in html and "Opt out" in html, "the opt-out notice is hidden"
+    assert "Claim " in html and "Evidence " in html
+    for link in parsed["externallinks"]:  # MediaWiki shows %7E as "~": the signature check covers it
+        assert not set(link) & set("{}<>|\"'\n"), link
+    raw = mediawiki.page_text("Talk:" + title)
+    assert raw.count("[[User:TestBot|") == 1, "a quoted ~~~~ was expanded into a second signature"
