@@ -23,7 +23,8 @@ from side.config import load_config
 from side.data import load_scifact_claims
 from side.evaluation.retrieval import SCIFACT_PASSAGE_WORDS, _cache_name
 from side.retrieval.corpus import build_corpus, documents_from_scifact
-from side.retrieval.retriever import DenseIndex, SparseIndex, embed_passages
+from side.retrieval.dense import DenseIndex, embed_passages
+from side.retrieval.sparse import SparseIndex
 
 log = logging.getLogger("benchmarks.retrieval")
 

@@ -28,7 +28,8 @@ from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 if TYPE_CHECKING:
-    from side.retrieval.retriever import DocumentHit, Retriever
+    from side.retrieval.fusion import DocumentHit
+    from side.retrieval.retriever import Retriever
 
 log = logging.getLogger(__name__)
 

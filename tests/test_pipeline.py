@@ -132,7 +132,7 @@ def test_better_source_reason_names_the_page(verifier, candidate_score, suggeste
     """A page that outscores the citation is named; below the flag threshold it is not suggested."""
     from side.pipeline import Result
     from side.retrieval.corpus import Passage
-    from side.retrieval.retriever import DocumentHit
+    from side.retrieval.fusion import DocumentHit
     from side.verify.verifier import Verdict
 
     claim = extract_claims(ARTICLE.replace("BAD_URL", "https://fish.example/salmon").replace("GOOD_URL", "https://x.example/a"),

@@ -10,17 +10,11 @@ import pytest
 from side.cli import main
 from side.errors import IndexNotFoundError
 from side.retrieval.corpus import Document, build_corpus, documents_from_jsonl
+from side.retrieval.dense import DenseIndex
 from side.retrieval.encoder import shared_encoder
-from side.retrieval.retriever import (
-    DenseIndex,
-    Hit,
-    Retriever,
-    SparseIndex,
-    build_index,
-    fuse,
-    group_by_document,
-    light_stem,
-)
+from side.retrieval.fusion import Hit, fuse, group_by_document
+from side.retrieval.retriever import Retriever, build_index
+from side.retrieval.sparse import SparseIndex, light_stem
 
 ROWS = [
     {"url": "http://volcano.example", "title": "Krakatoa",

@@ -23,7 +23,7 @@ from side.errors import InputError
 
 if TYPE_CHECKING:
     from side.retrieval.corpus import Document
-    from side.retrieval.retriever import DocumentHit
+    from side.retrieval.fusion import DocumentHit
 
 log = logging.getLogger(__name__)
 

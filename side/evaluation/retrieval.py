@@ -37,7 +37,10 @@ from side.retrieval.corpus import (
     documents_from_wice,
     wice_page_id,
 )
-from side.retrieval.retriever import DenseIndex, Retriever, SparseIndex, build_index, embed_cached, fuse, single
+from side.retrieval.dense import DenseIndex, embed_cached
+from side.retrieval.fusion import fuse, single
+from side.retrieval.retriever import Retriever, build_index
+from side.retrieval.sparse import SparseIndex
 
 log = logging.getLogger(__name__)
 

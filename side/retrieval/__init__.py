@@ -13,7 +13,8 @@ from side._lazy import lazy_exports
 if TYPE_CHECKING:
     from side.retrieval.corpus import Corpus, Document, Passage, build_corpus
     from side.retrieval.encoder import Encoder, shared_encoder
-    from side.retrieval.retriever import DocumentHit, Hit, Retriever, build_index
+    from side.retrieval.fusion import DocumentHit, Hit
+    from side.retrieval.retriever import Retriever, build_index
 
 __all__ = [
     "Corpus", "Document", "DocumentHit", "Encoder", "Hit", "Passage", "Retriever", "build_corpus",
@@ -25,8 +26,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "Document": "side.retrieval.corpus",
     "Passage": "side.retrieval.corpus",
     "build_corpus": "side.retrieval.corpus",
-    "DocumentHit": "side.retrieval.retriever",
-    "Hit": "side.retrieval.retriever",
+    "DocumentHit": "side.retrieval.fusion",
+    "Hit": "side.retrieval.fusion",
     "Retriever": "side.retrieval.retriever",
     "build_index": "side.retrieval.retriever",
     "Encoder": "side.retrieval.encoder",

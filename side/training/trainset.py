@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
-from side.retrieval.retriever import quiet_bm25s
+from side.retrieval.sparse import quiet_bm25s
 from side.verify.evidence import bm25_scores
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from side.retrieval.retriever import RRF_K, quiet_bm25s
+from side.retrieval.fusion import RRF_K
+from side.retrieval.sparse import quiet_bm25s
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
