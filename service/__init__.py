@@ -5,3 +5,5 @@ each other: producers store a Check and queue its id here (:func:`service.queue.
 job function is named by its dotted path (``workers.jobs.run_check``), so nothing here imports
 the workers or loads a model.
 """
+
+__all__ = []

@@ -19,6 +19,11 @@ from rq.results import Result
 from service.queue import _redacted, get_queue
 from side.config import ServiceConfig
 
+__all__ = [
+    "RECENT_FAILURES", "failure_reason", "registry_counts", "recent_failures", "worker_states",
+    "aof_enabled", "queue_health",
+]
+
 log = logging.getLogger(__name__)
 
 #: How many of the most recent failed jobs /healthz lists with their reason.

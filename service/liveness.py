@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = ["Liveness", "container_age_s", "starting", "exit_status"]
+
 log = logging.getLogger(__name__)
 
 #: Exit statuses of a probe: alive, not alive, the probe itself is misconfigured.

@@ -35,6 +35,12 @@ from service.store import Check, CheckRequest, CheckStatus, Store, utcnow
 from side.config import ServiceConfig
 from side.errors import SideError
 
+__all__ = [
+    "JOB_FUNC", "PENDING_STATUSES", "RESULT_TTL_S", "FAILURE_TTL_S", "CONNECT_TIMEOUT_S",
+    "REQUEUE_AFTER_S", "QueueUnavailableError", "redis_connection", "get_queue", "retry_policy",
+    "fetch_job", "job_status", "delete_job", "enqueue_check", "submit", "requeue_lost", "queue_summary",
+]
+
 log = logging.getLogger(__name__)
 
 #: Dotted path of the job function (workers import it; producers never do).

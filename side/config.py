@@ -17,6 +17,11 @@ from typing import Any
 
 from side.errors import ConfigError
 
+__all__ = [
+    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "RetrievalConfig",
+    "VerifierConfig", "ServiceConfig", "BotConfig", "Config", "load_config",
+]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 #: Where the shared real datasets live unless ``SIDE_DATA_DIR`` says otherwise.

@@ -15,6 +15,11 @@ from typing import Any
 
 from side.errors import DataNotFoundError, InputError
 
+__all__ = [
+    "require_file", "read_jsonl", "WiceClaim", "load_wice", "SciFactDoc", "SciFactClaim",
+    "load_scifact_corpus", "load_scifact_claims",
+]
+
 
 def require_file(path: str | Path) -> Path:
     path = Path(path)

@@ -19,6 +19,8 @@ from side.errors import InputError
 from side.pipeline import cite_web
 from side.retrieval.corpus import documents_from_wice, wice_page_id, wice_title
 
+__all__ = ["DEFAULT_TITLE", "CitedClaim", "wice_claims", "article_wikitext", "demo_article"]
+
 #: A title whose three WiCE dev claims are supported, partially supported and not supported.
 DEFAULT_TITLE = "Starbucks"
 

@@ -7,6 +7,12 @@ exit non-zero instead of a traceback, and the API can map each to a stable JSON 
 
 from __future__ import annotations
 
+__all__ = [
+    "SideError", "InputError", "ConfigError", "DataNotFoundError", "SourceFetchError",
+    "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "IndexNotFoundError",
+    "ModelLoadError",
+]
+
 
 class SideError(Exception):
     """Root of every error the library raises on purpose."""

@@ -27,6 +27,12 @@ from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
+__all__ = [
+    "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "Suggestion",
+    "Result", "ArticleResults", "SourceLoader", "CheckSources", "make_source_loader", "Pipeline",
+    "claim_query",
+]
+
 if TYPE_CHECKING:
     from side.retrieval.fusion import DocumentHit
     from side.retrieval.retriever import Retriever

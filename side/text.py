@@ -12,6 +12,11 @@ import re
 import threading
 from dataclasses import dataclass
 
+__all__ = [
+    "MAX_PARAGRAPH_CHARS", "normalize_space", "split_sentences", "count_words", "Window",
+    "window_sentences", "truncate_left",
+]
+
 #: Longest paragraph handed to the sentence splitter in one piece; longer ones are cut first.
 MAX_PARAGRAPH_CHARS = 5000
 

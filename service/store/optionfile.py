@@ -18,6 +18,8 @@ from pathlib import Path
 
 from side.errors import ConfigError
 
+__all__ = ["CLIENT_GROUP", "ClientCredentials", "read_client_credentials"]
+
 #: The option group MySQL clients read (and the only one Toolforge's file has).
 CLIENT_GROUP = "client"
 

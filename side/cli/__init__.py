@@ -13,6 +13,8 @@ import sys
 
 from side.errors import SideError
 
+__all__ = ["EXIT_USAGE", "DESCRIPTION", "build_parser", "main"]
+
 #: Exit status for errors the user can fix.
 EXIT_USAGE = 2
 

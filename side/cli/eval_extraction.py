@@ -8,6 +8,8 @@ from pathlib import Path
 
 from side.config import Config
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(

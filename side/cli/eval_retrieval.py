@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from side.config import Config
 from side.errors import InputError
 
+__all__ = ["TASKS", "register", "run"]
+
 if TYPE_CHECKING:
     from side.evaluation.retrieval import RetrievalReport
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from side.config import Config
 
+__all__ = ["TASKS", "register", "run_eval_verify"]
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 

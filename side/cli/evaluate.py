@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["register"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from side.cli import eval_extraction, eval_retrieval, eval_verify

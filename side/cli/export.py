@@ -7,6 +7,8 @@ from pathlib import Path
 
 from side.config import Config
 
+__all__ = ["EXPORT_DESCRIPTION", "HF_DESCRIPTION", "HF_EPILOG", "register", "run_export_hf"]
+
 EXPORT_DESCRIPTION = """\
 Write one of Side's models in a format other tools read. Side keeps its models in a compact
 form only Side loads (the shipped verifier leaves out the word embeddings, which come from the

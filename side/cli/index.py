@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING
 from side.config import Config
 from side.errors import InputError
 
+__all__ = [
+    "DATASETS", "DEMO_MAX_WORDS", "DEMO_WEB_PAGES", "register", "run_build", "truncate_document",
+    "run_demo_article", "run_info", "run_search",
+]
+
 if TYPE_CHECKING:
     from side.retrieval.corpus import Document
     from side.retrieval.fusion import DocumentHit

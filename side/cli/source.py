@@ -7,6 +7,8 @@ import json
 
 from side.config import Config
 
+__all__ = ["register", "run_source"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(

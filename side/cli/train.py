@@ -9,6 +9,8 @@ from pathlib import Path
 from side.config import Config
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
 
+__all__ = ["register", "run_train_verifier"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("train", help="train models (the verifier)")

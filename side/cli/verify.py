@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from side.config import Config
 from side.errors import InputError
 
+__all__ = ["register", "load_article", "run_verify", "print_report"]
+
 if TYPE_CHECKING:
     from side.pipeline import ArticleResults
 

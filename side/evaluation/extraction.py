@@ -27,6 +27,12 @@ from pathlib import Path
 
 from side.errors import DataNotFoundError, SideError
 
+__all__ = [
+    "BENCHMARK_SUBDIR", "Extractor", "Page", "PageScore", "ExtractorResult", "tokenize", "ngram_counts",
+    "overlap", "benchmark_dir", "load_pages", "side_extractor", "trafilatura_extractor",
+    "naive_extractor", "default_extractors", "score_extractor", "evaluate_extraction",
+]
+
 log = logging.getLogger(__name__)
 
 #: Location of the benchmark under the shared data directory.

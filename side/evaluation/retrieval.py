@@ -42,6 +42,13 @@ from side.retrieval.fusion import fuse, single
 from side.retrieval.retriever import Retriever, build_index
 from side.retrieval.sparse import SparseIndex
 
+__all__ = [
+    "METHODS", "SCIFACT_PASSAGE_WORDS", "CONTEXT_WORDS", "WICE_PASSAGE_WORDS", "WICE_PASSAGE_STRIDE",
+    "RetrievalReport", "recall_at", "success_at", "ndcg_at", "METRICS", "score_rankings", "cache_name",
+    "cached_retriever", "scifact_index_dir", "scifact_retriever", "document_retrieval",
+    "evaluate_scifact", "wice_queries", "evaluate_wice_recovery", "evaluate_evidence",
+]
+
 log = logging.getLogger(__name__)
 
 #: (mode, fusion) of each compared method, in table order.

@@ -26,6 +26,13 @@ from side.data import WiceClaim, load_scifact_claims, load_scifact_corpus, load_
 from side.verify.crossencoder import REFUTES, SUPPORTS
 from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
 
+__all__ = [
+    "META_PREFIX", "OPERATING_RECALL", "OPEN_RELATIVE_CONFIDENCE", "auroc", "precision_at_recall",
+    "failure_metrics", "wice_query", "wice_sentences", "ndcg", "verifier_order", "evaluate_wice",
+    "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
+    "evaluate_scifact",
+]
+
 META_PREFIX = "(meta data) "
 #: Recall of not_supported at which Side reports precision.
 OPERATING_RECALL = 0.15

@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+__all__ = ["SEP", "CIT", "Citation", "Claim"]
+
 SEP = " [SEP] "
 CIT = " [CIT]"
 

@@ -50,6 +50,11 @@ from side.errors import InputError
 from side.extract.claims import Citation, Claim
 from side.extract.wikitext import citation_id, last_sentence
 
+__all__ = [
+    "CIT_MARKER", "SEP_MARKER", "FAILED_VERIFICATION", "SECTION_PREFIX", "clean_section", "split_input",
+    "WaferRecordError", "parse_record", "read_wafer",
+]
+
 logger = logging.getLogger(__name__)
 
 CIT_MARKER = "[CIT]"

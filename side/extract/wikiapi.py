@@ -15,6 +15,11 @@ import requests
 
 from side.errors import InputError, SideError
 
+__all__ = [
+    "KNOWN_WIKIS", "LOCAL_API_ENV", "PageNotFoundError", "WikiUnavailableError", "PageRevision",
+    "api_url_for", "fetch_page",
+]
+
 log = logging.getLogger(__name__)
 
 #: API endpoints of the wikis known by name; ``local`` is configured (``SIDE_WIKI_LOCAL_API``).

@@ -27,6 +27,12 @@ from side.data import read_jsonl, require_file
 from side.errors import IndexNotFoundError, InputError
 from side.text import split_sentences, window_sentences
 
+__all__ = [
+    "CORPUS_FORMAT", "DOCUMENTS_FILE", "PASSAGES_FILE", "MANIFEST_FILE", "WICE_META_PREFIX", "sha1",
+    "Document", "Passage", "passages_of", "Corpus", "build_corpus", "documents_from_jsonl", "wice_title",
+    "wice_page_id", "documents_from_wice", "documents_from_scifact", "documents_from_web_html",
+]
+
 log = logging.getLogger(__name__)
 
 #: Bumped when the on-disk layout changes, so an old directory is rebuilt rather than misread.

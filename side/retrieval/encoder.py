@@ -19,6 +19,10 @@ import numpy as np
 
 from side.errors import ModelLoadError
 
+__all__ = [
+    "DEFAULT_MAX_LENGTH", "minilm_path", "pick_device", "Encoder", "EmbeddingCache", "shared_encoder",
+]
+
 log = logging.getLogger(__name__)
 
 #: Token limit used for passages (all-MiniLM-L6-v2 was trained with 256 word pieces).

@@ -36,6 +36,14 @@ from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
 from side.text import normalize_space, split_sentences
 
+__all__ = [
+    "HTML_TYPES", "TEXT_TYPES", "PDF_TYPES", "SUPPORTED_TYPES", "REDIRECT_STATUSES", "TRANSIENT_HTTP",
+    "MAX_PDF_PAGES", "PDF_TIME_BUDGET_S", "PDF_LIMITS", "MAX_HTML_ELEMENTS", "MAX_HTML_TEXT_CHARS",
+    "MAX_TEXT_CHARS", "MAX_SENTENCES", "HTML_EXTRACTION_MODE", "Source", "extract_html",
+    "source_from_html", "source_from_text", "source_from_pdf", "source_from_bytes", "cache_path",
+    "load_cached", "store_cached", "fetch_source",
+]
+
 log = logging.getLogger(__name__)
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

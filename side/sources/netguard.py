@@ -43,6 +43,12 @@ from urllib.parse import urlsplit
 
 from side.errors import ConfigError, SourceBlockedError, SourceFetchError
 
+__all__ = [
+    "IPAddress", "IPNetwork", "ALLOWED_SCHEMES", "METADATA_HOSTS", "METADATA_ADDRESSES",
+    "BLOCKED_NETWORKS", "parse_allow_entry", "AllowList", "blocked_reason", "resolve", "check_host",
+    "check_url", "check_url_addresses", "guarded_session",
+]
+
 if TYPE_CHECKING:
     import requests
     from urllib3.connection import HTTPConnection as _ConnectionBase

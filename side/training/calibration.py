@@ -26,6 +26,8 @@ from side.evaluation.verify import wice_query, wice_sentences
 from side.training.trainset import SCIFACT_CORPUS, SCIFACT_TRAIN, WICE_TRAIN
 from side.verify.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 
+__all__ = ["verdicts", "signal_matrix", "fit_combiner", "choose_thresholds"]
+
 log = logging.getLogger(__name__)
 
 

@@ -40,6 +40,11 @@ from side.verify.crossencoder import (
 )
 from side.verify.precision import autocast_dtype
 
+__all__ = [
+    "FULL_RECIPE", "FP32_CPU_RECIPE", "default_recipe", "TrainSettings", "make_batches", "batch_loss",
+    "save_model", "train_verifier",
+]
+
 if TYPE_CHECKING:
     import torch
 

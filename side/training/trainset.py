@@ -24,6 +24,11 @@ from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_
 from side.retrieval.sparse import quiet_bm25s
 from side.verify.evidence import bm25_scores
 
+__all__ = [
+    "LABEL_IDS", "SHIPPABLE", "VITAMINC_GLOB", "SCIFACT_TRAIN", "SCIFACT_CORPUS", "WICE_TRAIN",
+    "Example", "IN_DOMAIN", "build_examples", "units",
+]
+
 log = logging.getLogger(__name__)
 
 LABEL_IDS = {"S": 0, "R": 1, "N": 2, "X": 3}

@@ -26,6 +26,11 @@ import numpy as np
 from side.errors import ModelLoadError
 from side.retrieval.encoder import minilm_path, pick_device
 
+__all__ = [
+    "VerdictLabel", "LABELS", "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
+    "build_model", "load_tokenizer", "PairEncoder", "collate", "trainable_state", "CrossEncoder",
+]
+
 if TYPE_CHECKING:
     import torch
     from transformers import BertForSequenceClassification, PreTrainedTokenizerBase

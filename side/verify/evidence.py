@@ -18,6 +18,11 @@ import numpy as np
 from side.retrieval.fusion import RRF_K
 from side.retrieval.sparse import quiet_bm25s
 
+__all__ = [
+    "STOPWORDS", "content_tokens", "bm25_scores", "rrf", "standardized", "standardized_sum", "Candidate",
+    "Selection", "relevance", "select_evidence", "coverage", "salient_coverage",
+]
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
     ["a", "an", "the", "of", "in", "on", "at", "to", "for", "and", "or", "nor", "but", "is", "are", "was", "were",

@@ -20,6 +20,12 @@ from pathlib import Path
 from side.errors import InputError
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, META_FILE, CrossEncoder
 
+__all__ = [
+    "SIDE_CARD_FILE", "CARD_FILE", "BASE_MODEL", "LICENSE", "DATASETS", "TAGS",
+    "LOAD_ONLY_TOKENIZER_KEYS", "ExportResult", "check_target", "export_hf", "card_metadata",
+    "model_card",
+]
+
 log = logging.getLogger(__name__)
 
 #: The shipped model card, appended to the exported one when the exported model has it.

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from side.errors import ConfigError
 
+__all__ = ["PRECISIONS", "BF16_TOLERANCE", "native_bf16", "resolve", "ModelT", "apply", "autocast_dtype"]
+
 if TYPE_CHECKING:
     import torch
 

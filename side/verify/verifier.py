@@ -42,6 +42,12 @@ from side.verify.evidence import (
     select_evidence,
 )
 
+__all__ = [
+    "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
+    "MIN_ENGLISH_SHARE", "FEATURES", "Evidence", "Verdict", "not_enough_info", "Query", "english_share",
+    "Combiner", "Prepared", "Verifier",
+]
+
 if TYPE_CHECKING:
     from side.retrieval.encoder import Encoder
 
