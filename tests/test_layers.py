@@ -48,3 +48,25 @@ def test_bot_workers_and_web_depend_on_side_never_on_each_other():
     # the queue contract they share imports none of them either
     assert layer_imports(repo / "service") & set(SERVICE_LAYERS) == set()
     assert "side" in layer_imports(repo / "service")
+
+
+def test_every_module_of_the_library_names_its_public_api():
+    """``__all__`` in every module of side/ (and of the service package), each name defined there."""
+    import importlib
+
+    repo = Path(side.__file__).parent.parent
+    missing, unresolved = [], []
+    for package in ("side", "service"):
+        for path in sorted((repo / package).rglob("*.py")):
+            if path.name == "__main__.py" or "migrations" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            declared = [n for n in tree.body if isinstance(n, ast.Assign)
+                        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+            name = ".".join(path.relative_to(repo).with_suffix("").parts).removesuffix(".__init__")
+            if not declared:
+                missing.append(name)
+                continue
+            module = importlib.import_module(name)
+            unresolved += [f"{name}.{n}" for n in module.__all__ if not hasattr(module, n)]
+    assert missing == [] and unresolved == []

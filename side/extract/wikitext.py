@@ -39,6 +39,12 @@ from mwparserfromhell.wikicode import Wikicode
 from side.errors import InputError
 from side.extract.claims import Citation, Claim
 
+__all__ = [
+    "SHORT_TEMPLATES", "LIST_TEMPLATES", "URL_FIELDS", "TITLE_FIELDS", "WEBSITE_FIELDS", "DATE_FIELDS",
+    "ARCHIVE_FIELDS", "clean_text", "last_sentence", "citation_id", "citation_from_body",
+    "extract_claims", "extract_citations", "added_citations",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Harvard-style short citations: each occurrence in prose is one use of a "short" citation.
