@@ -164,3 +164,27 @@ def test_bad_database_url_is_a_clear_error(tmp_path):
         Store.open("nonsense://")
     with pytest.raises(StoreError):
         Store.open("mysql+pymysql://nobody@127.0.0.1:1/none")
+
+
+def test_every_stored_record_round_trips_through_its_dict(store_url):
+    """Check, StoredResult, Feedback and Report: ``from_dict(to_dict())`` is the record, also as JSON."""
+    import json
+
+    from service.store import Check, Feedback, Report, StoredResult
+
+    store = Store.open(store_url)
+    c = claim("The bridge opened in 1932.", "https://x.example/bridge")
+    rec, _ = store.add_check(CheckRequest("enwiki", "Bridge", [c], revision=9, parent_revision=8, origin="bot",
+                                          client_keys=["k1"]))
+    store.finish(rec.id, [outcome(c, 0.1, True, suggestion_url="https://better.example/b")], 0.5)
+    [result] = store.results(rec.id)
+    feedback = store.add_feedback(result.id, "dismiss", "source-is-fine", user="Alice", comment="fine")
+    store.record_report("enwiki", "Bridge", rec.id, result.id, "key", "Talk:Bridge", posted=True)
+    records = [(Check, store.check(rec.id)), (StoredResult, store.result(result.id)), (Feedback, feedback),
+               (Report, store.last_report("enwiki", "Bridge"))]
+    for kind, record in records:
+        assert record is not None
+        assert kind.from_dict(record.to_dict()) == record, kind.__name__
+        assert kind.from_dict(json.loads(json.dumps(record.to_dict()))) == record, kind.__name__
+    assert store.check(rec.id).claims == [c] and store.result(result.id).verdict is not None
+    store.close()

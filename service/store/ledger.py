@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from service.store.records import utcnow
+from service.store.records import iso, required_time, utcnow
 from service.store.tables import inserted_id, reports
 
 __all__ = ["Report", "ReportLedger"]
@@ -33,6 +34,16 @@ class Report:
     talk_title: str
     posted: bool
     created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "created_at": iso(self.created_at)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        return cls(id=int(data["id"]), wiki=data["wiki"], title=data["title"], check_id=data["check_id"],
+                   result_id=data.get("result_id"), suggestion_key=data["suggestion_key"],
+                   talk_title=data["talk_title"], posted=bool(data["posted"]),
+                   created_at=required_time(data.get("created_at")))
 
 
 class ReportLedger:

@@ -95,6 +95,18 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat() + "Z"
 
 
+def from_iso(value: str | None) -> datetime | None:
+    """The inverse of :func:`iso`: naive UTC again."""
+    return None if value is None else datetime.fromisoformat(value.removesuffix("Z"))
+
+
+def required_time(value: str | None) -> datetime:
+    parsed = from_iso(value)
+    if parsed is None:
+        raise InputError("a stored record's created_at is missing")
+    return parsed
+
+
 def _claim_identity(claim: Claim) -> list[str]:
     citation = claim.citation
     return [claim.text, claim.left_context, citation.url or "", citation.title or "", claim.key]
@@ -169,10 +181,22 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "wiki": self.wiki, "title": self.title, "revision": self.revision,
                 "parent_revision": self.parent_revision, "origin": self.origin, "status": self.status,
-                "error": self.error, "citations": self.citations, "flagged": self.flagged,
+                "error": self.error, "claims": [c.to_dict() for c in self.claims],
+                "client_keys": list(self.client_keys), "citations": self.citations, "flagged": self.flagged,
                 "attempts": self.attempts, "created_at": iso(self.created_at),
                 "started_at": iso(self.started_at), "finished_at": iso(self.finished_at),
                 "seconds": self.seconds}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Check:
+        return cls(id=data["id"], wiki=data["wiki"], title=data["title"], revision=data.get("revision"),
+                   parent_revision=data.get("parent_revision"), origin=Origin(data["origin"]),
+                   status=CheckStatus(data["status"]), error=data.get("error", ""),
+                   claims=[Claim.from_dict(c) for c in data.get("claims", [])],
+                   client_keys=list(data.get("client_keys", [])), citations=int(data.get("citations", 0)),
+                   flagged=int(data.get("flagged", 0)), attempts=int(data.get("attempts", 0)),
+                   created_at=required_time(data.get("created_at")), started_at=from_iso(data.get("started_at")),
+                   finished_at=from_iso(data.get("finished_at")), seconds=data.get("seconds"))
 
 
 @dataclass(frozen=True)
@@ -228,9 +252,30 @@ class StoredResult:
                 "failure_likelihood": self.failure_likelihood, "flagged": self.flagged, "rank": self.rank,
                 "url_depth": self.url_depth, "reasons": self.reasons,
                 "evidence": [e.to_dict() for e in self.evidence],
+                "verdict": self.verdict.to_dict() if self.verdict else None,
                 "suggestions": [s.to_dict() for s in self.suggestions], "review_status": self.review_status,
                 "reviewed_at": iso(self.reviewed_at), "created_at": iso(self.created_at),
-                "wiki": self.wiki, "title": self.title, "revision": self.revision}
+                "wiki": self.wiki, "title": self.title, "revision": self.revision,
+                "parent_revision": self.parent_revision, "origin": self.origin}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StoredResult:
+        """The inverse of :meth:`to_dict` (``evidence`` there is the verdict's, so it is not read)."""
+        verdict = data.get("verdict")
+        return cls(id=int(data["id"]), check_id=data["check_id"], position=int(data["position"]),
+                   client_key=data.get("client_key", ""), claim_key=data.get("claim_key", ""),
+                   claim=Claim.from_dict(data["claim"]), citation_url=data.get("url", ""),
+                   source_status=SourceStatus(data["source_status"]), source_error=data.get("source_error", ""),
+                   label=VerdictLabel(data["label"]) if data.get("label") else None, score=data.get("score"),
+                   failure_likelihood=data.get("failure_likelihood"), flagged=bool(data.get("flagged")),
+                   rank=data.get("rank"), url_depth=data.get("url_depth"), reasons=list(data.get("reasons", [])),
+                   verdict=Verdict.from_dict(verdict) if verdict else None,
+                   suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
+                   review_status=ReviewStatus(data["review_status"]), reviewed_at=from_iso(data.get("reviewed_at")),
+                   created_at=required_time(data.get("created_at")), wiki=data.get("wiki", ""),
+                   title=data.get("title", ""), revision=data.get("revision"),
+                   parent_revision=data.get("parent_revision"),
+                   origin=Origin(data["origin"]) if data.get("origin") else None)
 
 
 @dataclass(frozen=True)
@@ -251,3 +296,10 @@ class Feedback:
         return {"id": self.id, "result_id": self.result_id, "action": self.action, "reason": self.reason,
                 "comment": self.comment, "suggestion_url": self.suggestion_url, "user": self.user,
                 "created_at": iso(self.created_at)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Feedback:
+        return cls(id=int(data["id"]), result_id=int(data["result_id"]), action=FeedbackAction(data["action"]),
+                   reason=data.get("reason", ""), comment=data.get("comment", ""),
+                   suggestion_url=data.get("suggestion_url", ""), user=data.get("user", ""),
+                   created_at=required_time(data.get("created_at")))
