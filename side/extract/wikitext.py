@@ -29,7 +29,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mwparserfromhell
@@ -37,7 +37,7 @@ from mwparserfromhell.nodes import ExternalLink, Heading, HTMLEntity, Tag, Templ
 from mwparserfromhell.wikicode import Wikicode
 
 from side.errors import InputError
-from side.extract.claims import Citation, Claim
+from side.extract.claims import Citation, Claim, UrlStatus
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,30 @@ WEBSITE_FIELDS = (
 # fmt: on
 DATE_FIELDS = ("date", "year", "publication-date", "datum", "jahr")
 ARCHIVE_FIELDS = ("archive-url", "archiveurl", "archiv-url")
+ARCHIVE_DATE_FIELDS = ("archive-date", "archivedate", "archiv-datum")
+ACCESS_DATE_FIELDS = ("access-date", "accessdate", "abruf")
+#: ``url-status`` and its older spellings (``dead-url=yes`` meant dead, ``no`` live).
+URL_STATUS_FIELDS = ("url-status", "urlstatus", "dead-url", "deadurl")
+#: {{Internetquelle}}'s ``offline=``: any value says the link is dead.
+OFFLINE_FIELDS = ("offline",)
+# fmt: off
+URL_STATUS_VALUES = {
+    "live": UrlStatus.LIVE, "alive": UrlStatus.LIVE, "no": UrlStatus.LIVE,
+    "dead": UrlStatus.DEAD, "yes": UrlStatus.DEAD, "y": UrlStatus.DEAD, "true": UrlStatus.DEAD,
+    "usurped": UrlStatus.USURPED, "unfit": UrlStatus.UNFIT, "deviated": UrlStatus.DEVIATED,
+}
+# fmt: on
+#: ``{{webarchive|url=ARCHIVE URL|date=...}}`` next to a link or cite inside the ref.
+WEBARCHIVE_TEMPLATES = frozenset({"webarchive", "web archive"})
+#: Templates naming the *original* URL and a Wayback timestamp: ``{{wayback|url=|date=}}``,
+#: de ``{{Webarchiv|url=|wayback=}}`` (whose ``archiv-url=`` names the archive URL itself).
+WAYBACK_TEMPLATES = {"wayback": "date", "webarchiv": "wayback"}
+#: ``{{dead link}}`` and its redirects: the original URL no longer serves the source.
+DEAD_LINK_TEMPLATES = frozenset({
+    "dead link", "deadlink", "dead-link", "dead url", "deadurl", "broken link", "404", "toter link",
+})
+_ARCHIVE_TEMPLATES = WEBARCHIVE_TEMPLATES | set(WAYBACK_TEMPLATES) | DEAD_LINK_TEMPLATES
+_TIMESTAMP = re.compile(r"^[0-9]{4,14}$")
 
 _TAG_REF = "#tag:ref"
 # fmt: off
@@ -236,6 +260,14 @@ def _attr(tag: Tag, name: str) -> str | None:
     return None
 
 
+def _url_status(params: dict[str, Wikicode]) -> UrlStatus | None:
+    """The template's ``url-status`` (or ``dead-url``, or a set ``offline``); None if unknown."""
+    value = _param(params, URL_STATUS_FIELDS)
+    if value:
+        return URL_STATUS_VALUES.get(value.strip().lower())
+    return UrlStatus.DEAD if _param(params, OFFLINE_FIELDS) else None
+
+
 def _template_citation(template: Template, kind: str, raw: str, name: str | None) -> Citation:
     params = _params(template)
     return Citation(
@@ -249,14 +281,54 @@ def _template_citation(template: Template, kind: str, raw: str, name: str | None
         website=_param(params, WEBSITE_FIELDS),
         date=_param(params, DATE_FIELDS),
         archive_url=_param(params, ARCHIVE_FIELDS, raw=True),
+        archive_date=_param(params, ARCHIVE_DATE_FIELDS),
+        access_date=_param(params, ACCESS_DATE_FIELDS),
+        url_status=_url_status(params),
     )
 
 
+def _archive_template_url(template: Template, tname: str) -> tuple[str | None, str | None]:
+    """(archive URL, archive date) that an archive template beside the citation gives."""
+    params = _params(template)
+    if tname in WEBARCHIVE_TEMPLATES:
+        return _param(params, ("url", "url1"), raw=True), _param(params, ("date", "date1"))
+    own = _param(params, ARCHIVE_FIELDS, raw=True)
+    if own:
+        return own, _param(params, ARCHIVE_DATE_FIELDS)
+    original = _param(params, ("url",), raw=True)
+    stamp = _param(params, (WAYBACK_TEMPLATES[tname],), raw=True)
+    if original and stamp and _TIMESTAMP.match(stamp):
+        return f"https://web.archive.org/web/{stamp}/{original}", stamp
+    return None, None
+
+
+def _with_archive_marks(citation: Citation, templates: list[Template], names: list[str]) -> Citation:
+    """Add what ``{{webarchive}}``-like and ``{{dead link}}`` templates in the ref say.
+
+    The citation template's own ``archive-url`` wins over a ``{{webarchive}}`` beside it.
+    """
+    changes: dict[str, Any] = {}
+    for template, tname in zip(templates, names, strict=False):
+        if tname in DEAD_LINK_TEMPLATES:
+            changes["dead_link"] = True
+        elif tname in WEBARCHIVE_TEMPLATES or tname in WAYBACK_TEMPLATES:
+            url, when = _archive_template_url(template, tname)
+            if url and not citation.archive_url and "archive_url" not in changes:
+                changes["archive_url"], changes["archive_date"] = url, when or citation.archive_date
+    return replace(citation, **changes) if changes else citation
+
+
 def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
-    """Classify one reference body: citation template, short cite, link, bare URL or text."""
-    raw = str(body).strip()
+    """Classify one reference body: citation template, short cite, link, bare URL or text;
+    with the archive copy and dead-link marks that templates beside it in the ref give."""
     templates = body.filter_templates(recursive=False)
     names = [_template_name(t) for t in templates]
+    citation = _classify_body(body, name, templates, names)
+    return _with_archive_marks(citation, templates, names)
+
+
+def _classify_body(body: Wikicode, name: str | None, templates: list[Template], names: list[str]) -> Citation:
+    raw = str(body).strip()
     for template, tname in zip(templates, names, strict=False):
         if _is_cite(tname):
             return _template_citation(template, "template", raw, name)
@@ -271,10 +343,11 @@ def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
             title = _plain(link.title) if link.title else None
             return Citation(citation_id(raw), "external_link", raw, name, url=url, title=title or None)
         return Citation(citation_id(raw), "bare_url", raw, name, url=url)
-    for template in templates:
+    for template, tname in zip(templates, names, strict=False):
         # Other citation templates ({{Internetquelle}}, {{London Gazette}}) name a url or title;
-        # helpers such as {{ISBN}} inside a hand-written reference do not.
-        if set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
+        # helpers such as {{ISBN}} inside a hand-written reference do not, and the url of a
+        # {{webarchive}} is the archived copy's, not the source's.
+        if tname not in _ARCHIVE_TEMPLATES and set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
             return _template_citation(template, "template", raw, name)
     text = _plain(body)[:300]
     return Citation(citation_id(raw), "text", raw, name, title=text or None)
@@ -291,6 +364,11 @@ class _Walker:
 
     def __init__(self, context_words: int) -> None:
         self.context_words = context_words
+        #: The last <ref> use and the text stream it is in: what a {{dead link}} after it marks.
+        self.last_ref: tuple[_Flow, _Use] | None = None
+        #: Citations (by id, or by name for a reuse) a {{dead link}} after their ref marks dead.
+        self.dead_ids: set[str] = set()
+        self.dead_names: set[str] = set()
         self.headings: list[tuple[int, str]] = []
         self.section: tuple[str, ...] = ()
         self.main = _Flow()
@@ -399,6 +477,7 @@ class _Walker:
         elif not name:
             logger.debug("empty <ref> without a name ignored")
         self.record("ref", flow, citation, name)
+        self.last_ref = (flow, self.uses[-1])
 
     def template(self, node: Template, flow: _Flow) -> None:
         name = _template_name(node)
@@ -411,6 +490,8 @@ class _Walker:
                 self.define_all_in(param.value)
         elif name == _TAG_REF:
             self.tag_ref(node, flow)
+        elif name in DEAD_LINK_TEMPLATES:
+            self.dead_link(flow)
         elif name in ("nowrap", "nobr", "lang", "small", "transl", "nowrap begin"):
             positional = [p for p in node.params if not p.showkey]
             if positional:
@@ -420,6 +501,17 @@ class _Walker:
             flow.add(" ".join(_plain(p.value) for p in positional[:2]))
         else:
             self.template_params(node, name, flow)
+
+    def dead_link(self, flow: _Flow) -> None:
+        """``<ref>...</ref>{{dead link}}``: the tag is about the ref just before it in the same
+        text (one inside the ref is read with the citation, see :func:`citation_from_body`)."""
+        if self.last_ref is None or self.last_ref[0] is not flow:
+            return
+        use = self.last_ref[1]
+        if use.citation is not None:
+            self.dead_ids.add(use.citation.id)
+        elif use.name:
+            self.dead_names.add(use.name)
 
     def tag_ref(self, node: Template, flow: _Flow) -> None:
         """``{{#tag:ref|body|name=x}}``: a ref built by a parser function (notes with refs)."""
@@ -485,6 +577,15 @@ def _walk_page(wikitext: str, context_words: int) -> _Walker:
     return walker
 
 
+def _dead_marked(walker: _Walker, citation: Citation) -> Citation:
+    """``citation`` with ``dead_link`` set when a {{dead link}} followed any of its refs."""
+    if citation.dead_link:
+        return citation
+    if citation.id in walker.dead_ids or (citation.name and citation.name in walker.dead_names):
+        return replace(citation, dead_link=True)
+    return citation
+
+
 def _resolve(walker: _Walker, title: str) -> list[Claim]:
     claims: list[Claim] = []
     uses_so_far: Counter[str] = Counter()
@@ -494,6 +595,7 @@ def _resolve(walker: _Walker, title: str) -> list[Claim]:
             if not use.name:
                 continue
             citation = walker.definitions.get(use.name) or _dangling(use.name)
+        citation = _dead_marked(walker, citation)
         index = uses_so_far[citation.id]
         uses_so_far[citation.id] += 1
         extra = {"marker": use.marker, **use.extra}
