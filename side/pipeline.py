@@ -301,12 +301,13 @@ class CheckSources:
         return None
 
     def _copies(self, plan: ReadPlan) -> list[SourceCopy]:
-        """The copies to try, in order."""
+        """The copies to try, in order (the archive only where there is somewhere to look)."""
         if self.archive is None:
             return [SourceCopy.LIVE]
+        archived = [SourceCopy.ARCHIVE] if self.archive.can_read(plan.archive_url) else []
         if not plan.live:
-            return [SourceCopy.ARCHIVE]
-        return [SourceCopy.ARCHIVE, SourceCopy.LIVE] if plan.archive_first else [SourceCopy.LIVE, SourceCopy.ARCHIVE]
+            return archived
+        return [*archived, SourceCopy.LIVE] if plan.archive_first else [SourceCopy.LIVE, *archived]
 
     def _read(self, copy: SourceCopy, plan: ReadPlan, deadline: float | None) -> Source:
         """One copy's Source, or the SourceFetchError saying why it cannot be checked."""
@@ -325,6 +326,8 @@ class CheckSources:
         if offline is not None:
             return offline
         copies = self._copies(plan)
+        if not copies:
+            return LoadedSource(SourceStatus.UNAVAILABLE, error=f"{plan.why_archive} and gives no archived copy")
         notes = [plan.why_archive] if copies[0] is SourceCopy.ARCHIVE and plan.why_archive else []
         for n, copy in enumerate(copies):
             until = deadline if n == len(copies) - 1 else _part_of(deadline, 0.5)

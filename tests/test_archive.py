@@ -484,6 +484,20 @@ def test_a_hanging_live_page_leaves_time_for_the_archive(sites) -> None:
     assert "timed out" in loaded.fallback
 
 
+def test_with_wayback_lookups_off_only_a_citation_archive_url_is_read(sites) -> None:
+    live, wayback, _internal, config = sites
+    config = FetchConfig(timeout_s=2, allow_hosts=config.allow_hosts, wayback_api="")
+    url = live.url("/gone")
+    loaded = load_one(loader(config), plan_of(cite(url)))
+    assert loaded.status is SourceStatus.UNAVAILABLE and loaded.error == f"HTTP 404 fetching {url}"
+    spam = live.add("/spam", Response(LIVE_PAGE))
+    loaded = load_one(loader(config), plan_of(cite(spam, "|url-status=unfit")))
+    assert loaded.error == "the citation marks its URL unfit and gives no archived copy"
+    own = wayback.keep(url, ARCHIVED_PAGE)
+    assert load_one(loader(config), plan_of(cite(url, f"|archive-url={own}"))).copy is SourceCopy.ARCHIVE
+    assert wayback.asked == [] and live.hits["/spam"] == 0
+
+
 def test_without_an_archive_only_the_live_page_is_read(sites) -> None:
     live, wayback, _internal, config = sites
     url = live.url("/gone")

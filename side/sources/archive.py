@@ -188,6 +188,10 @@ class ArchiveReader:
         self.fetch: Callable[..., Source] = fetch or (
             lambda url, deadline=None: fetch_source(url, config, cache_dir, deadline))
 
+    def can_read(self, archive_url: str | None) -> bool:
+        """Whether there is anywhere to look: the citation's archive URL, or Wayback lookups."""
+        return bool(archive_url) or bool(self.api)
+
     def lookup(self, url: str, timestamp: str | None = None, deadline: float | None = None) -> Snapshot:
         """The Wayback Machine's snapshot of ``url`` closest to ``timestamp``.
 
