@@ -390,7 +390,8 @@ class Pipeline:
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
                     use_index: bool = True, model_dir: str | Path | None = None,
-                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None) -> Pipeline:
+                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None,
+                    readable: Readable = has_sentences) -> Pipeline:
         """Load the verifier and the evidence index as ``side verify`` does, for long-lived processes.
 
         ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
@@ -398,7 +399,8 @@ class Pipeline:
         an explicit ``index_dir`` must exist. ``fetch`` replaces the default cache-aware
         ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
         never fetches. A check's sources are fetched within ``config.fetch``'s budget, archived
-        copies read through ``fetch`` too unless ``config.fetch.archive`` is off.
+        copies read through ``fetch`` too unless ``config.fetch.archive`` is off; ``readable``
+        judges each copy read (see :class:`CheckSources`).
         """
         from side.sources.fetch import fetch_source
 
@@ -425,7 +427,7 @@ class Pipeline:
             from side.sources.archive import ArchiveReader
 
             archive = ArchiveReader(config.fetch, fetch)
-        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive)
+        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable)
         return cls(verifier, retriever, loader, candidates=candidates)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None) -> list[Result]:
