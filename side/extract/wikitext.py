@@ -29,7 +29,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import mwparserfromhell
@@ -37,7 +37,8 @@ from mwparserfromhell.nodes import ExternalLink, Heading, HTMLEntity, Tag, Templ
 from mwparserfromhell.wikicode import Wikicode
 
 from side.errors import InputError
-from side.extract.claims import Citation, Claim, UrlStatus
+from side.extract import archivemarks
+from side.extract.claims import Citation, Claim
 
 logger = logging.getLogger(__name__)
 
@@ -57,30 +58,6 @@ WEBSITE_FIELDS = (
 # fmt: on
 DATE_FIELDS = ("date", "year", "publication-date", "datum", "jahr")
 ARCHIVE_FIELDS = ("archive-url", "archiveurl", "archiv-url")
-ARCHIVE_DATE_FIELDS = ("archive-date", "archivedate", "archiv-datum")
-ACCESS_DATE_FIELDS = ("access-date", "accessdate", "abruf")
-#: ``url-status`` and its older spellings (``dead-url=yes`` meant dead, ``no`` live).
-URL_STATUS_FIELDS = ("url-status", "urlstatus", "dead-url", "deadurl")
-#: {{Internetquelle}}'s ``offline=``: any value says the link is dead.
-OFFLINE_FIELDS = ("offline",)
-# fmt: off
-URL_STATUS_VALUES = {
-    "live": UrlStatus.LIVE, "alive": UrlStatus.LIVE, "no": UrlStatus.LIVE,
-    "dead": UrlStatus.DEAD, "yes": UrlStatus.DEAD, "y": UrlStatus.DEAD, "true": UrlStatus.DEAD,
-    "usurped": UrlStatus.USURPED, "unfit": UrlStatus.UNFIT, "deviated": UrlStatus.DEVIATED,
-}
-# fmt: on
-#: ``{{webarchive|url=ARCHIVE URL|date=...}}`` next to a link or cite inside the ref.
-WEBARCHIVE_TEMPLATES = frozenset({"webarchive", "web archive"})
-#: Templates naming the *original* URL and a Wayback timestamp: ``{{wayback|url=|date=}}``,
-#: de ``{{Webarchiv|url=|wayback=}}`` (whose ``archiv-url=`` names the archive URL itself).
-WAYBACK_TEMPLATES = {"wayback": "date", "webarchiv": "wayback"}
-#: ``{{dead link}}`` and its redirects: the original URL no longer serves the source.
-DEAD_LINK_TEMPLATES = frozenset({
-    "dead link", "deadlink", "dead-link", "dead url", "deadurl", "broken link", "404", "toter link",
-})
-_ARCHIVE_TEMPLATES = WEBARCHIVE_TEMPLATES | set(WAYBACK_TEMPLATES) | DEAD_LINK_TEMPLATES
-_TIMESTAMP = re.compile(r"^[0-9]{4,14}$")
 
 _TAG_REF = "#tag:ref"
 # fmt: off
@@ -260,12 +237,9 @@ def _attr(tag: Tag, name: str) -> str | None:
     return None
 
 
-def _url_status(params: dict[str, Wikicode]) -> UrlStatus | None:
-    """The template's ``url-status`` (or ``dead-url``, or a set ``offline``); None if unknown."""
-    value = _param(params, URL_STATUS_FIELDS)
-    if value:
-        return URL_STATUS_VALUES.get(value.strip().lower())
-    return UrlStatus.DEAD if _param(params, OFFLINE_FIELDS) else None
+def _getter(params: dict[str, Wikicode]) -> archivemarks.Param:
+    """``params`` as :mod:`side.extract.archivemarks` reads a template's parameters."""
+    return lambda names, raw: _param(params, names, raw=raw)
 
 
 def _template_citation(template: Template, kind: str, raw: str, name: str | None) -> Citation:
@@ -281,41 +255,15 @@ def _template_citation(template: Template, kind: str, raw: str, name: str | None
         website=_param(params, WEBSITE_FIELDS),
         date=_param(params, DATE_FIELDS),
         archive_url=_param(params, ARCHIVE_FIELDS, raw=True),
-        archive_date=_param(params, ARCHIVE_DATE_FIELDS),
-        access_date=_param(params, ACCESS_DATE_FIELDS),
-        url_status=_url_status(params),
+        **archivemarks.template_marks(_getter(params)),
     )
 
 
-def _archive_template_url(template: Template, tname: str) -> tuple[str | None, str | None]:
-    """(archive URL, archive date) that an archive template beside the citation gives."""
-    params = _params(template)
-    if tname in WEBARCHIVE_TEMPLATES:
-        return _param(params, ("url", "url1"), raw=True), _param(params, ("date", "date1"))
-    own = _param(params, ARCHIVE_FIELDS, raw=True)
-    if own:
-        return own, _param(params, ARCHIVE_DATE_FIELDS)
-    original = _param(params, ("url",), raw=True)
-    stamp = _param(params, (WAYBACK_TEMPLATES[tname],), raw=True)
-    if original and stamp and _TIMESTAMP.match(stamp):
-        return f"https://web.archive.org/web/{stamp}/{original}", stamp
-    return None, None
-
-
 def _with_archive_marks(citation: Citation, templates: list[Template], names: list[str]) -> Citation:
-    """Add what ``{{webarchive}}``-like and ``{{dead link}}`` templates in the ref say.
-
-    The citation template's own ``archive-url`` wins over a ``{{webarchive}}`` beside it.
-    """
-    changes: dict[str, Any] = {}
-    for template, tname in zip(templates, names, strict=False):
-        if tname in DEAD_LINK_TEMPLATES:
-            changes["dead_link"] = True
-        elif tname in WEBARCHIVE_TEMPLATES or tname in WAYBACK_TEMPLATES:
-            url, when = _archive_template_url(template, tname)
-            if url and not citation.archive_url and "archive_url" not in changes:
-                changes["archive_url"], changes["archive_date"] = url, when or citation.archive_date
-    return replace(citation, **changes) if changes else citation
+    """Add what ``{{webarchive}}``-like and ``{{dead link}}`` templates in the ref say."""
+    beside = [(tname, _getter(_params(t))) for t, tname in zip(templates, names, strict=False)
+              if tname in archivemarks.ARCHIVE_TEMPLATES]
+    return archivemarks.with_marks(citation, beside) if beside else citation
 
 
 def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
@@ -347,7 +295,7 @@ def _classify_body(body: Wikicode, name: str | None, templates: list[Template], 
         # Other citation templates ({{Internetquelle}}, {{London Gazette}}) name a url or title;
         # helpers such as {{ISBN}} inside a hand-written reference do not, and the url of a
         # {{webarchive}} is the archived copy's, not the source's.
-        if tname not in _ARCHIVE_TEMPLATES and set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
+        if tname not in archivemarks.ARCHIVE_TEMPLATES and set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
             return _template_citation(template, "template", raw, name)
     text = _plain(body)[:300]
     return Citation(citation_id(raw), "text", raw, name, title=text or None)
@@ -490,7 +438,7 @@ class _Walker:
                 self.define_all_in(param.value)
         elif name == _TAG_REF:
             self.tag_ref(node, flow)
-        elif name in DEAD_LINK_TEMPLATES:
+        elif name in archivemarks.DEAD_LINK_TEMPLATES:
             self.dead_link(flow)
         elif name in ("nowrap", "nobr", "lang", "small", "transl", "nowrap begin"):
             positional = [p for p in node.params if not p.showkey]
@@ -579,10 +527,8 @@ def _walk_page(wikitext: str, context_words: int) -> _Walker:
 
 def _dead_marked(walker: _Walker, citation: Citation) -> Citation:
     """``citation`` with ``dead_link`` set when a {{dead link}} followed any of its refs."""
-    if citation.dead_link:
-        return citation
     if citation.id in walker.dead_ids or (citation.name and citation.name in walker.dead_names):
-        return replace(citation, dead_link=True)
+        return archivemarks.mark_dead(citation)
     return citation
 
 
