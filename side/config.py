@@ -53,6 +53,14 @@ class FetchConfig:
     #: sources still out when it ends are reported "not fetched within the check's time budget".
     #: A worker uses at most half its job timeout (service.job_timeout_s) for this.
     check_budget_s: float = 120.0
+    #: When a cited page is dead, unreadable or cannot be checked (or its citation marks it dead),
+    #: read an archived copy instead: the citation's own archive-url, then the Wayback Machine's
+    #: closest snapshot (SIDE_FETCH_ARCHIVE). Archive requests go through the same guard and
+    #: limits as any fetch, within the source's share of the check budget.
+    archive: bool = True
+    #: The Wayback Machine's availability API (SIDE_FETCH_WAYBACK_API); empty: no Wayback
+    #: lookups (a citation's own archive-url is still read).
+    wayback_api: str = "https://archive.org/wayback/available"
 
 
 @dataclass

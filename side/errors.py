@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "SideError", "InputError", "ConfigError", "DataNotFoundError", "SourceFetchError",
-    "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "IndexNotFoundError",
+    "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "NoArchivedCopyError",
+    "IndexNotFoundError",
     "ModelLoadError",
 ]
 
@@ -73,6 +74,13 @@ class UnreadableContentError(UnsupportedContentError):
     compression bomb), a broken file, markup the extractor failed on."""
 
     code = "unreadable_content"
+
+
+class NoArchivedCopyError(SourceFetchError):
+    """No archived copy of a source could be found to read (the archive has none, or archive
+    lookups are off); not transient: an archive does not gain an old copy by asking again."""
+
+    code = "no_archived_copy"
 
 
 class IndexNotFoundError(SideError):

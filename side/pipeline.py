@@ -1,7 +1,8 @@
 """Side's decision flow: score each citation's source, look for better ones, and suggest.
 
 For every claim of an article: get the cited source (evidence corpus, disk cache, or fetch:
-all of a check's sources at once, within one time budget, see :mod:`side.sources.batch`),
+all of a check's sources at once, within one time budget, see :mod:`side.sources.batch`; a dead
+or unreadable page is read from an archived copy, see :class:`CheckSources`),
 score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
 passages, grouped to documents), score those with the same verifier, rank the existing
 citation among them, and flag it when its support is below the threshold chosen on dev data,
@@ -21,21 +22,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from side.errors import SourceFetchError
-from side.extract.claims import Claim
+from side.errors import SourceFetchError, UnsupportedContentError
+from side.extract.claims import Citation, Claim
+from side.sources.archive import wayback_timestamp
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
-    "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "Suggestion",
-    "Result", "ArticleResults", "SourceLoader", "CheckSources", "make_source_loader", "Pipeline",
-    "claim_query",
+    "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "SourceCopy", "Suggestion",
+    "Result", "ArticleResults", "SourceLoader", "Readable", "has_sentences", "ReadPlan", "LoadedSource",
+    "CheckSources", "make_source_loader", "Pipeline", "claim_query",
 ]
 
 if TYPE_CHECKING:
     from side.retrieval.fusion import DocumentHit
     from side.retrieval.retriever import Retriever
+    from side.sources.archive import ArchiveReader
+    from side.sources.fetch import Source
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,13 @@ class SourceStatus(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
+class SourceCopy(StrEnum):
+    """Which copy of a cited page was read: the page at its URL, or an archived copy of it."""
+
+    LIVE = "live"
+    ARCHIVE = "archive"
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """A better Source for a Claim, with the sentence that shows it."""
@@ -116,6 +127,12 @@ class Result:
     flagged: bool = False
     reasons: list[str] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
+    #: Which copy of a fetched source was read (None for corpus documents and unread sources) ...
+    source_copy: SourceCopy | None = None
+    #: ... the URL actually read (after redirects; a snapshot's URL for an archived copy) ...
+    source_url: str = ""
+    #: ... and why that copy rather than the live page at first try ("" when it was).
+    source_fallback: str = ""
     #: The cited source's sentences while the Pipeline runs (not reported).
     source_sentences: list[str] = field(default_factory=list, repr=False)
 
@@ -131,6 +148,7 @@ class Result:
             "rank": self.rank, "flagged": self.flagged, "reasons": self.reasons,
             "failure_likelihood": self.failure_likelihood,
             "suggestions": [s.to_dict() for s in self.suggestions],
+            "source_copy": self.source_copy, "source_url": self.source_url, "source_fallback": self.source_fallback,
         }
 
     @classmethod
@@ -144,6 +162,8 @@ class Result:
             url_depth=None if depth is None else int(depth), rank=None if rank is None else int(rank),
             flagged=bool(data.get("flagged")), reasons=[str(r) for r in data.get("reasons", [])],
             suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
+            source_copy=SourceCopy(data["source_copy"]) if data.get("source_copy") else None,
+            source_url=str(data.get("source_url") or ""), source_fallback=str(data.get("source_fallback") or ""),
         )
 
 
@@ -166,67 +186,194 @@ class ArticleResults:
 #: Gets a cited source's sentences: returns (status, sentences, title, error).
 SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 
+#: Whether a fetched copy of a source can be checked (its text is the cited document, not a
+#: paywall or an error page). False, or a :class:`SourceFetchError` saying why, sends the check
+#: on to the next copy (see :class:`CheckSources`).
+Readable = Callable[["Source"], bool]
+
+
+def has_sentences(source: Source) -> bool:
+    """The default :data:`Readable`: the copy gave at least one sentence to check against."""
+    return bool(source.sentences)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """How to read one cited URL: where an archived copy is, and what the citation says of the
+    original (dead: read the archive first; usurped or unfit: never read the original)."""
+
+    url: str
+    archive_url: str | None = None
+    #: The Wayback snapshot to ask for the one closest to (``YYYYMMDD``), from the citation's dates.
+    timestamp: str | None = None
+    archive_first: bool = False
+    live: bool = True
+    #: Why the archive comes first, as the report says it ("" when it does not).
+    why_archive: str = ""
+
+    @classmethod
+    def for_citations(cls, url: str, citations: Iterable[Citation]) -> ReadPlan:
+        """The plan for ``url`` from every citation of it in a check: the first archive URL and
+        dates given; archive first if any marks the URL dead, no live read if any marks it unfit."""
+        citations = list(citations)
+        archive_url = next((c.archive_url for c in citations if c.archive_url), None)
+        dated = next((c for c in citations if c.archive_date or c.access_date or c.date), None)
+        timestamp = wayback_timestamp(dated.archive_date, dated.access_date, dated.date) if dated else None
+        marked = next((c for c in citations if c.archive_first), None)
+        why = ""
+        if marked is not None:
+            why = (f"the citation marks its URL {marked.url_status}" if marked.url_status and not marked.dead_link
+                   else "the citation is tagged {{dead link}}")
+        return cls(url, archive_url, timestamp, archive_first=marked is not None,
+                   live=all(c.live_usable for c in citations), why_archive=why)
+
+
+@dataclass(frozen=True)
+class LoadedSource:
+    """A cited source as loaded for a check: its sentences, or why there are none, and which
+    copy of it was read."""
+
+    status: SourceStatus
+    sentences: tuple[str, ...] = ()
+    title: str = ""
+    error: str = ""
+    copy: SourceCopy | None = None
+    #: The URL actually read (after redirects), "" when nothing was read.
+    url: str = ""
+    #: Why this copy and not the live page at first try ("" when it was).
+    fallback: str = ""
+
+    def as_tuple(self) -> tuple[SourceStatus, list[str], str, str]:
+        """The :data:`SourceLoader` shape: (status, sentences, title, error)."""
+        return self.status, list(self.sentences), self.title, self.error
+
+    @classmethod
+    def from_tuple(cls, loaded: tuple[SourceStatus, list[str], str, str]) -> LoadedSource:
+        status, sentences, title, error = loaded
+        return cls(SourceStatus(status), tuple(sentences), title, error)
+
+
+_COPY_NAMES = {SourceCopy.LIVE: "live copy", SourceCopy.ARCHIVE: "archived copy"}
+
+
+def _part_of(deadline: float | None, fraction: float) -> float | None:
+    """An instant ``fraction`` of the way from now to ``deadline`` (None stays None)."""
+    if deadline is None:
+        return None
+    now = time.monotonic()
+    return now + max(0.0, deadline - now) * fraction
+
 
 class CheckSources:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given.
 
-    Called with one URL it loads that one; :meth:`load_many` loads a whole check's URLs at once
-    within ``budget`` (concurrently, bounded per host, time shared fairly). A ``fetch`` that
-    takes a ``deadline`` keyword is told when its share of the budget ends.
+    Called with one URL it loads that one; :meth:`load_plans` (and :meth:`load_many`) load a
+    whole check's URLs at once within ``budget`` (concurrently, bounded per host, time shared
+    fairly). A ``fetch`` that takes a ``deadline`` keyword is told when its share ends.
+
+    With an ``archive`` (:class:`~side.sources.archive.ArchiveReader`), a live page that fails
+    (dead, blocked, timed out, unsupported) or that ``readable`` refuses is read from its
+    archived copy instead, within the same share of the budget: the first copy tried gets at
+    most half of it, so a hanging site leaves time for the archive. A citation that marks its
+    URL dead is read from the archive first (the live page only if that fails); one marked
+    usurped or unfit never from its URL. Without an archive, only the live page is read.
     """
 
     def __init__(self, retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
-                 budget: FetchBudget | None = None) -> None:
+                 budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
+                 readable: Readable = has_sentences) -> None:
         self.retriever = retriever
         self.fetch = fetch
         self.budget = budget or FetchBudget()
+        self.archive = archive
+        self.readable = readable
         self.by_url: dict[str, str] = {}
         if retriever is not None:
             self.by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
 
-    def _offline(self, url: str) -> tuple[SourceStatus, list[str], str, str] | None:
+    def _offline(self, url: str) -> LoadedSource | None:
         """The outcome that needs no network (corpus, or fetching disabled), else None."""
         if self.retriever is not None and url in self.by_url:
             doc = self.retriever.corpus.document(self.by_url[url])
-            return SourceStatus.CORPUS, doc.split(), doc.title, ""
+            return LoadedSource(SourceStatus.CORPUS, tuple(doc.split()), doc.title)
         if self.fetch is None:
-            return SourceStatus.UNAVAILABLE, [], "", "fetching disabled (offline)"
+            return LoadedSource(SourceStatus.UNAVAILABLE, error="fetching disabled (offline)")
         return None
 
-    @staticmethod
-    def _fetched(source: Any) -> tuple[SourceStatus, list[str], str, str]:
-        return SourceStatus.FETCHED, list(source.sentences), source.title or "", ""
+    def _copies(self, plan: ReadPlan) -> list[SourceCopy]:
+        """The copies to try, in order (the archive only where there is somewhere to look)."""
+        if self.archive is None:
+            return [SourceCopy.LIVE]
+        archived = [SourceCopy.ARCHIVE] if self.archive.can_read(plan.archive_url) else []
+        if not plan.live:
+            return archived
+        return [*archived, SourceCopy.LIVE] if plan.archive_first else [SourceCopy.LIVE, *archived]
 
-    def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:
-        offline = self._offline(url)
+    def _read(self, copy: SourceCopy, plan: ReadPlan, deadline: float | None) -> Source:
+        """One copy's Source, or the SourceFetchError saying why it cannot be checked."""
+        if copy is SourceCopy.LIVE:
+            source = call_with_deadline(self.fetch, plan.url, deadline)  # type: ignore[arg-type]
+        else:
+            assert self.archive is not None
+            source = self.archive.read(plan.url, plan.archive_url, plan.timestamp, deadline)
+        if not self.readable(source):
+            raise UnsupportedContentError(f"nothing to check in {source.final_url}")
+        return source
+
+    def load(self, plan: ReadPlan, deadline: float | None = None) -> LoadedSource:
+        """One URL's source by ``plan``, every copy tried ending by ``deadline``."""
+        offline = self._offline(plan.url)
         if offline is not None:
             return offline
-        try:
-            source = call_with_deadline(self.fetch, url, None)  # type: ignore[arg-type]
-        except SourceFetchError as exc:
-            return SourceStatus.UNAVAILABLE, [], "", str(exc)
-        return self._fetched(source)
+        copies = self._copies(plan)
+        if not copies:
+            return LoadedSource(SourceStatus.UNAVAILABLE, error=f"{plan.why_archive} and gives no archived copy")
+        notes = [plan.why_archive] if copies[0] is SourceCopy.ARCHIVE and plan.why_archive else []
+        for n, copy in enumerate(copies):
+            until = deadline if n == len(copies) - 1 else _part_of(deadline, 0.5)
+            try:
+                source = self._read(copy, plan, until)
+            except SourceFetchError as exc:
+                notes.append(f"{_COPY_NAMES[copy]}: {exc}" if len(copies) > 1 else str(exc))
+                continue
+            return LoadedSource(SourceStatus.FETCHED, tuple(source.sentences), source.title or "", "", copy,
+                                source.final_url, "; ".join(notes))
+        return LoadedSource(SourceStatus.UNAVAILABLE, error="; ".join(notes))
 
-    def load_many(self, urls: Iterable[str]) -> dict[str, tuple[SourceStatus, list[str], str, str]]:
-        """Every distinct URL's (status, sentences, title, error), fetching within the budget."""
-        out: dict[str, tuple[SourceStatus, list[str], str, str]] = {}
+    def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:
+        return self.load(ReadPlan(url)).as_tuple()
+
+    def load_plans(self, plans: Iterable[ReadPlan]) -> dict[str, LoadedSource]:
+        """Every plan's URL's source, fetching within the budget."""
+        by_url = {plan.url: plan for plan in plans}
+        out: dict[str, LoadedSource] = {}
         to_fetch: list[str] = []
-        for url in dict.fromkeys(urls):
+        for url in by_url:
             offline = self._offline(url)
             if offline is None:
                 to_fetch.append(url)
             else:
                 out[url] = offline
-        for url, fetched in fetch_all(to_fetch, self.fetch, self.budget).items():  # type: ignore[arg-type]
-            out[url] = ((SourceStatus.UNAVAILABLE, [], "", str(fetched.error)) if fetched.error
-                        else self._fetched(fetched.value))
+
+        def load(url: str, deadline: float | None = None) -> LoadedSource:
+            return self.load(by_url[url], deadline)
+
+        for url, fetched in fetch_all(to_fetch, load, self.budget).items():
+            out[url] = (LoadedSource(SourceStatus.UNAVAILABLE, error=str(fetched.error)) if fetched.error
+                        else fetched.value or LoadedSource(SourceStatus.UNAVAILABLE, error="nothing loaded"))
         return out
+
+    def load_many(self, urls: Iterable[str]) -> dict[str, tuple[SourceStatus, list[str], str, str]]:
+        """Every distinct URL's (status, sentences, title, error), fetching within the budget."""
+        return {url: loaded.as_tuple() for url, loaded in self.load_plans(ReadPlan(u) for u in urls).items()}
 
 
 def make_source_loader(retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
-                       budget: FetchBudget | None = None) -> CheckSources:
-    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given."""
-    return CheckSources(retriever, fetch, budget)
+                       budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
+                       readable: Readable = has_sentences) -> CheckSources:
+    """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given; then
+    the ``archive`` for a page that fails or that ``readable`` refuses (see :class:`CheckSources`)."""
+    return CheckSources(retriever, fetch, budget, archive, readable)
 
 
 class Pipeline:
@@ -243,14 +390,17 @@ class Pipeline:
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
                     use_index: bool = True, model_dir: str | Path | None = None,
-                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None) -> Pipeline:
+                    candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None,
+                    readable: Readable = has_sentences) -> Pipeline:
         """Load the verifier and the evidence index as ``side verify`` does, for long-lived processes.
 
         ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
         suggestions (logged, not an error: a worker without an index still scores citations);
         an explicit ``index_dir`` must exist. ``fetch`` replaces the default cache-aware
         ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
-        never fetches. A check's sources are fetched within ``config.fetch``'s budget.
+        never fetches. A check's sources are fetched within ``config.fetch``'s budget, archived
+        copies read through ``fetch`` too unless ``config.fetch.archive`` is off; ``readable``
+        judges each copy read (see :class:`CheckSources`).
         """
         from side.sources.fetch import fetch_source
 
@@ -272,7 +422,12 @@ class Pipeline:
                                  precision=config.verifier.precision)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
-        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch))
+        archive = None
+        if fetch is not None and config.fetch.archive:
+            from side.sources.archive import ArchiveReader
+
+            archive = ArchiveReader(config.fetch, fetch)
+        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable)
         return cls(verifier, retriever, loader, candidates=candidates)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None) -> list[Result]:
@@ -297,15 +452,29 @@ class Pipeline:
         """A Result per claim with its cited source loaded; each distinct URL is loaded once, all
         of them together when the loader can (:meth:`CheckSources.load_many`)."""
         results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
-        urls = [c.citation.url for c in claims if c.citation.url]
-        load_many = getattr(self.load_source, "load_many", None)
-        loaded = load_many(urls) if load_many else {u: self.load_source(u) for u in dict.fromkeys(urls)}
+        cited: dict[str, list[Citation]] = {}
+        for claim in claims:
+            if claim.citation.url:
+                cited.setdefault(claim.citation.url, []).append(claim.citation)
+        loaded = self._load(cited)
         for result in results:
             url = result.claim.citation.url
             if url:
-                status, sentences, _title, error = loaded[url]
-                result.source_status, result.source_error, result.source_sentences = status, error, list(sentences)
+                source = loaded[url]
+                result.source_status, result.source_error = source.status, source.error
+                result.source_sentences = list(source.sentences)
+                result.source_copy, result.source_url, result.source_fallback = source.copy, source.url, source.fallback
         return results
+
+    def _load(self, cited: dict[str, list[Citation]]) -> dict[str, LoadedSource]:
+        """Each cited URL's source, through the richest interface the loader has."""
+        load_plans = getattr(self.load_source, "load_plans", None)
+        if load_plans is not None:
+            return dict(load_plans([ReadPlan.for_citations(url, citations) for url, citations in cited.items()]))
+        load_many = getattr(self.load_source, "load_many", None)
+        if load_many is not None:
+            return {url: LoadedSource.from_tuple(loaded) for url, loaded in load_many(list(cited)).items()}
+        return {url: LoadedSource.from_tuple(self.load_source(url)) for url in cited}
 
     def _retrieve(self, claims: list[Claim]) -> list[list]:
         if self.retriever is None or not claims or self.candidates <= 0:

@@ -22,6 +22,9 @@ if "PYWIKIBOT_DIR" not in os.environ:
     os.environ["PYWIKIBOT_DIR"] = tempfile.mkdtemp(prefix="side-pywikibot-")
     (Path(os.environ["PYWIKIBOT_DIR"]) / "user-config.py").write_text("# tests: pywikibot's defaults\n")
 os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
+# No Wayback Machine lookups for dead sources unless a test points them at its local stand-in
+# (tests/wayback.py): test traffic stays on 127.0.0.1. Subprocess stacks inherit this.
+os.environ.setdefault("SIDE_FETCH_WAYBACK_API", "")
 
 from side.config import DEFAULT_DATA_DIR
 

@@ -10,6 +10,10 @@ fetcher has (redirect handling, timeouts, streaming caps). So the tests talk to 
         fetch_source(server.url("/old"), FetchConfig(allow_hosts=["127.0.0.1"]))
         assert server.hits["/page"] == 1
 
+A route may also be a function of the request's path and query (``/api?url=...``) that returns
+the Response, for servers that answer by query (tests/wayback.py's stand-in for the Wayback
+Machine). ``requests`` lists every request's path with its query, in order.
+
 A pytest fixture ``local_server`` in a test module can simply ``yield`` one of these.
 :class:`SilentServer` accepts TCP connections and never says a word (for http or https URLs).
 """
@@ -20,6 +24,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
@@ -58,7 +63,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         owner = self.server.owner
         owner.hits[path] += 1
-        response = owner.routes.get(path)
+        owner.requests.append(self.path)
+        route = owner.routes.get(path)
+        response = route(self.path) if callable(route) else route
         if response is None:
             response = Response(status=404, body=b"not found", content_type="text/plain")
         owner.enter()
@@ -117,8 +124,9 @@ class LocalServer:
     host = "127.0.0.1"
 
     def __init__(self) -> None:
-        self.routes: dict[str, Response] = {}
+        self.routes: dict[str, Response | Callable[[str], Response]] = {}
         self.hits: Counter[str] = Counter()
+        self.requests: list[str] = []
         #: Requests being answered now, and the most at any one time.
         self.in_flight = 0
         self.max_in_flight = 0
@@ -145,8 +153,8 @@ class LocalServer:
         with self._lock:
             self.in_flight -= 1
 
-    def add(self, path: str, response: Response) -> str:
-        """Serve ``response`` at ``path``; returns the full URL."""
+    def add(self, path: str, response: Response | Callable[[str], Response]) -> str:
+        """Serve ``response`` at ``path`` (or what it returns for the request); returns the full URL."""
         self.routes[path] = response
         return self.url(path)
 

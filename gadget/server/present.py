@@ -86,6 +86,8 @@ class Presenter:
             "section": list(result.claim.section),
             "url": result.citation_url, "citation_title": result.citation_title,
             "source_status": result.source_status, "source_error": result.source_error,
+            "source_copy": result.source_copy, "source_url": result.source_url,
+            "source_fallback": result.source_fallback,
             "label": result.label, "score": result.score,
             "verdict": verdict_of(result, self.flag_threshold), "flagged": result.flagged,
             "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],

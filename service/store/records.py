@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from side.errors import InputError, SideError
 from side.extract.claims import Claim
-from side.pipeline import SourceStatus, Suggestion
+from side.pipeline import SourceCopy, SourceStatus, Suggestion
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 __all__ = [
@@ -230,6 +230,11 @@ class StoredResult:
     revision: int | None = None
     parent_revision: int | None = None
     origin: Origin | None = None
+    #: Which copy of the cited source was read (None: a corpus document, nothing read, or a
+    #: result stored before this was kept), the URL actually read, and why that copy.
+    source_copy: SourceCopy | None = None
+    source_url: str = ""
+    source_fallback: str = ""
 
     @property
     def claim_text(self) -> str:
@@ -248,7 +253,8 @@ class StoredResult:
         return {"id": self.id, "check_id": self.check_id, "position": self.position,
                 "client_key": self.client_key, "claim_key": self.claim_key, "claim": self.claim.to_dict(),
                 "url": self.citation_url, "source_status": self.source_status,
-                "source_error": self.source_error, "label": self.label, "score": self.score,
+                "source_error": self.source_error, "source_copy": self.source_copy, "source_url": self.source_url,
+                "source_fallback": self.source_fallback, "label": self.label, "score": self.score,
                 "failure_likelihood": self.failure_likelihood, "flagged": self.flagged, "rank": self.rank,
                 "url_depth": self.url_depth, "reasons": self.reasons,
                 "evidence": [e.to_dict() for e in self.evidence],

@@ -46,7 +46,7 @@ from service.store.stats import Stats, collect_stats
 from service.store.tables import checks, feedback, inserted_id, results
 from side.errors import InputError
 from side.extract.claims import Claim
-from side.pipeline import Result, SourceStatus, Suggestion
+from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
 from side.verify.verifier import Verdict, VerdictLabel
 
 __all__ = ["Store"]
@@ -306,7 +306,7 @@ def _result_row(check: Check, position: int, result: Result, now: datetime) -> d
         "check_id": check.id, "position": position, "client_key": client_key[:64],
         "claim_key": claim.key[:32], "claim_text": claim.text, "citation_url": claim.citation.url or "",
         "claim": _json(claim.to_dict()), "source_status": result.source_status,
-        "source_error": result.source_error,
+        "source_error": result.source_error, "source_read": _source_read(result),
         "label": verdict.label if verdict else None, "score": verdict.score if verdict else None,
         "failure_likelihood": result.failure_likelihood, "flagged": result.flagged,
         "rank": result.rank, "url_depth": result.url_depth, "reasons": _json(result.reasons),
@@ -316,9 +316,19 @@ def _result_row(check: Check, position: int, result: Result, now: datetime) -> d
     }
 
 
+def _source_read(result: Result) -> str | None:
+    """The ``source_read`` column: which copy was read, as JSON; None when none was."""
+    if result.source_copy is None:
+        return None
+    return _json({"copy": result.source_copy, "url": result.source_url, "fallback": result.source_fallback})
+
+
 def _result_record(row) -> StoredResult:
     data = dict(row)
     data.pop("claim_text", None)
+    read = json.loads(data.pop("source_read", None) or "{}")
+    data["source_copy"] = SourceCopy(read["copy"]) if read.get("copy") else None
+    data["source_url"], data["source_fallback"] = str(read.get("url") or ""), str(read.get("fallback") or "")
     data["claim"] = Claim.from_dict(json.loads(data["claim"]))
     data["source_status"] = SourceStatus(data["source_status"])
     data["label"] = VerdictLabel(data["label"]) if data["label"] else None

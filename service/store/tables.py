@@ -55,6 +55,8 @@ results = sa.Table(
     sa.Column("claim", LONG_TEXT, nullable=False),
     sa.Column("source_status", sa.String(16), nullable=False),
     sa.Column("source_error", sa.Text, nullable=False),
+    #: Which copy of the source was read, as JSON (migration 0002); see StoredResult.source_copy.
+    sa.Column("source_read", sa.Text, nullable=True),
     sa.Column("label", sa.String(32), nullable=True),
     sa.Column("score", sa.Float, nullable=True),
     sa.Column("failure_likelihood", sa.Float, nullable=True),

@@ -13,7 +13,7 @@ from side.errors import InputError
 __all__ = ["register", "load_article", "run_verify", "print_report"]
 
 if TYPE_CHECKING:
-    from side.pipeline import ArticleResults
+    from side.pipeline import ArticleResults, Result
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -118,6 +118,7 @@ def print_report(report: ArticleResults) -> None:
         source = cite.url or cite.title or cite.raw[:80]
         if result.url_depth is not None:
             source += f"  [dim](depth {result.url_depth})[/dim]"
+        source += _copy_note(result)
         why = "; ".join(result.reasons)
         if verdict and verdict.evidence:
             why += f"\n[dim]best evidence:[/dim] {verdict.evidence[0].text[:200]}"
@@ -126,3 +127,17 @@ def print_report(report: ArticleResults) -> None:
             why += f"\n[green]suggest[/green] {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}"
         table.add_row(str(n), likelihood, label, result.claim.text[:300], source, why.strip())
     console.print(table)
+
+
+def _copy_note(result: Result) -> str:
+    """Which copy of the source was read, when it was not simply the live page."""
+    from rich.markup import escape
+
+    from side.pipeline import SourceCopy
+
+    if result.source_copy == SourceCopy.ARCHIVE:
+        why = f" ({escape(result.source_fallback)})" if result.source_fallback else ""
+        return f"\n[yellow]read from archived copy[/yellow] {escape(result.source_url)}[dim]{why}[/dim]"
+    if result.source_copy == SourceCopy.LIVE and result.source_fallback:
+        return f"\n[dim]live page read ({escape(result.source_fallback)})[/dim]"
+    return ""

@@ -11,17 +11,45 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["SEP", "CIT", "Citation", "Claim"]
+__all__ = ["SEP", "CIT", "UrlStatus", "ARCHIVE_FIRST", "LIVE_UNFIT", "Citation", "Claim"]
 
 SEP = " [SEP] "
 CIT = " [CIT]"
 
 
+class UrlStatus(StrEnum):
+    """A citation template's ``url-status``: what editors say about the original URL.
+
+    ``live``: it still works (an archive copy is a precaution). ``dead``: it no longer works.
+    ``usurped``/``unfit``: the domain now serves something else (spam, a squatter) or something
+    editors will not link. ``deviated``: it works but no longer says what it said when cited.
+    """
+
+    LIVE = "live"
+    DEAD = "dead"
+    USURPED = "usurped"
+    UNFIT = "unfit"
+    DEVIATED = "deviated"
+
+
+#: Statuses under which the archived copy is read before the original URL.
+ARCHIVE_FIRST = frozenset({UrlStatus.DEAD, UrlStatus.USURPED, UrlStatus.UNFIT, UrlStatus.DEVIATED})
+#: Statuses under which the original URL is never read: what it serves now is not the source.
+LIVE_UNFIT = frozenset({UrlStatus.USURPED, UrlStatus.UNFIT, UrlStatus.DEVIATED})
+
+
 @dataclass(frozen=True)
 class Citation:
-    """One reference as written in the wikitext."""
+    """One reference as written in the wikitext.
+
+    The archive fields say where an archived copy of the source is (``archive_url``, from the
+    template's ``archive-url`` or a ``{{webarchive}}`` beside it) and whether editors found the
+    original dead (``url_status``, a ``{{dead link}}`` tag): the source is then read from the
+    archive (see :class:`side.pipeline.CheckSources`).
+    """
 
     #: Stable identity: a hash of the normalised reference content (not its position).
     id: str
@@ -34,17 +62,39 @@ class Citation:
     website: str | None = None
     date: str | None = None
     archive_url: str | None = None
+    #: When the archived copy was made, as written (``archive-date``, ``{{webarchive|date=}}``).
+    archive_date: str | None = None
+    #: When the editor read the source, as written (``access-date``).
+    access_date: str | None = None
+    #: The template's ``url-status`` (or the older ``dead-url=yes|no``); None when not given.
+    url_status: UrlStatus | None = None
+    #: A ``{{dead link}}`` tag inside the ref or right after it.
+    dead_link: bool = False
 
     @property
     def has_url(self) -> bool:
         return bool(self.url)
+
+    @property
+    def archive_first(self) -> bool:
+        """Whether editors marked the original URL dead (or worse): read the archive first."""
+        return self.dead_link or self.url_status in ARCHIVE_FIRST
+
+    @property
+    def live_usable(self) -> bool:
+        """False when the original URL now serves something that is not the source."""
+        return self.url_status not in LIVE_UNFIT
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Citation:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        status = values.get("url_status")
+        values["url_status"] = UrlStatus(str(status)) if status in UrlStatus._value2member_map_ else None
+        values["dead_link"] = bool(values.get("dead_link"))
+        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from mwparserfromhell.nodes import ExternalLink, Heading, HTMLEntity, Tag, Templ
 from mwparserfromhell.wikicode import Wikicode
 
 from side.errors import InputError
+from side.extract import archivemarks
 from side.extract.claims import Citation, Claim
 
 __all__ = [
@@ -242,6 +243,11 @@ def _attr(tag: Tag, name: str) -> str | None:
     return None
 
 
+def _getter(params: dict[str, Wikicode]) -> archivemarks.Param:
+    """``params`` as :mod:`side.extract.archivemarks` reads a template's parameters."""
+    return lambda names, raw: _param(params, names, raw=raw)
+
+
 def _template_citation(template: Template, kind: str, raw: str, name: str | None) -> Citation:
     params = _params(template)
     return Citation(
@@ -255,14 +261,28 @@ def _template_citation(template: Template, kind: str, raw: str, name: str | None
         website=_param(params, WEBSITE_FIELDS),
         date=_param(params, DATE_FIELDS),
         archive_url=_param(params, ARCHIVE_FIELDS, raw=True),
+        **archivemarks.template_marks(_getter(params)),
     )
 
 
+def _with_archive_marks(citation: Citation, templates: list[Template], names: list[str]) -> Citation:
+    """Add what ``{{webarchive}}``-like and ``{{dead link}}`` templates in the ref say."""
+    beside = [(tname, _getter(_params(t))) for t, tname in zip(templates, names, strict=False)
+              if tname in archivemarks.ARCHIVE_TEMPLATES]
+    return archivemarks.with_marks(citation, beside) if beside else citation
+
+
 def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
-    """Classify one reference body: citation template, short cite, link, bare URL or text."""
-    raw = str(body).strip()
+    """Classify one reference body: citation template, short cite, link, bare URL or text;
+    with the archive copy and dead-link marks that templates beside it in the ref give."""
     templates = body.filter_templates(recursive=False)
     names = [_template_name(t) for t in templates]
+    citation = _classify_body(body, name, templates, names)
+    return _with_archive_marks(citation, templates, names)
+
+
+def _classify_body(body: Wikicode, name: str | None, templates: list[Template], names: list[str]) -> Citation:
+    raw = str(body).strip()
     for template, tname in zip(templates, names, strict=False):
         if _is_cite(tname):
             return _template_citation(template, "template", raw, name)
@@ -277,10 +297,11 @@ def citation_from_body(body: Wikicode, name: str | None = None) -> Citation:
             title = _plain(link.title) if link.title else None
             return Citation(citation_id(raw), "external_link", raw, name, url=url, title=title or None)
         return Citation(citation_id(raw), "bare_url", raw, name, url=url)
-    for template in templates:
+    for template, tname in zip(templates, names, strict=False):
         # Other citation templates ({{Internetquelle}}, {{London Gazette}}) name a url or title;
-        # helpers such as {{ISBN}} inside a hand-written reference do not.
-        if set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
+        # helpers such as {{ISBN}} inside a hand-written reference do not, and the url of a
+        # {{webarchive}} is the archived copy's, not the source's.
+        if tname not in archivemarks.ARCHIVE_TEMPLATES and set(_params(template)) & {*URL_FIELDS, *TITLE_FIELDS}:
             return _template_citation(template, "template", raw, name)
     text = _plain(body)[:300]
     return Citation(citation_id(raw), "text", raw, name, title=text or None)
@@ -297,6 +318,11 @@ class _Walker:
 
     def __init__(self, context_words: int) -> None:
         self.context_words = context_words
+        #: The last <ref> use and the text stream it is in: what a {{dead link}} after it marks.
+        self.last_ref: tuple[_Flow, _Use] | None = None
+        #: Citations (by id, or by name for a reuse) a {{dead link}} after their ref marks dead.
+        self.dead_ids: set[str] = set()
+        self.dead_names: set[str] = set()
         self.headings: list[tuple[int, str]] = []
         self.section: tuple[str, ...] = ()
         self.main = _Flow()
@@ -405,6 +431,7 @@ class _Walker:
         elif not name:
             logger.debug("empty <ref> without a name ignored")
         self.record("ref", flow, citation, name)
+        self.last_ref = (flow, self.uses[-1])
 
     def template(self, node: Template, flow: _Flow) -> None:
         name = _template_name(node)
@@ -417,6 +444,8 @@ class _Walker:
                 self.define_all_in(param.value)
         elif name == _TAG_REF:
             self.tag_ref(node, flow)
+        elif name in archivemarks.DEAD_LINK_TEMPLATES:
+            self.dead_link(flow)
         elif name in ("nowrap", "nobr", "lang", "small", "transl", "nowrap begin"):
             positional = [p for p in node.params if not p.showkey]
             if positional:
@@ -426,6 +455,17 @@ class _Walker:
             flow.add(" ".join(_plain(p.value) for p in positional[:2]))
         else:
             self.template_params(node, name, flow)
+
+    def dead_link(self, flow: _Flow) -> None:
+        """``<ref>...</ref>{{dead link}}``: the tag is about the ref just before it in the same
+        text (one inside the ref is read with the citation, see :func:`citation_from_body`)."""
+        if self.last_ref is None or self.last_ref[0] is not flow:
+            return
+        use = self.last_ref[1]
+        if use.citation is not None:
+            self.dead_ids.add(use.citation.id)
+        elif use.name:
+            self.dead_names.add(use.name)
 
     def tag_ref(self, node: Template, flow: _Flow) -> None:
         """``{{#tag:ref|body|name=x}}``: a ref built by a parser function (notes with refs)."""
@@ -491,6 +531,13 @@ def _walk_page(wikitext: str, context_words: int) -> _Walker:
     return walker
 
 
+def _dead_marked(walker: _Walker, citation: Citation) -> Citation:
+    """``citation`` with ``dead_link`` set when a {{dead link}} followed any of its refs."""
+    if citation.id in walker.dead_ids or (citation.name and citation.name in walker.dead_names):
+        return archivemarks.mark_dead(citation)
+    return citation
+
+
 def _resolve(walker: _Walker, title: str) -> list[Claim]:
     claims: list[Claim] = []
     uses_so_far: Counter[str] = Counter()
@@ -500,6 +547,7 @@ def _resolve(walker: _Walker, title: str) -> list[Claim]:
             if not use.name:
                 continue
             citation = walker.definitions.get(use.name) or _dangling(use.name)
+        citation = _dead_marked(walker, citation)
         index = uses_so_far[citation.id]
         uses_so_far[citation.id] += 1
         extra = {"marker": use.marker, **use.extra}

@@ -1,6 +1,7 @@
 """Read cited sources: fetch a URL safely (SSRF guard) and turn it into clean sentences.
 
-Second step of the flow (citation -> source): :func:`fetch_source` returns a :class:`Source`.
+Second step of the flow (citation -> source): :func:`fetch_source` returns a :class:`Source`;
+:class:`ArchiveReader` reads a dead source's archived copy (its archive-url, or the Wayback Machine).
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from typing import TYPE_CHECKING
 from side._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from side.sources.archive import ArchiveReader
     from side.sources.fetch import Source, fetch_source, source_from_bytes, source_from_html
     from side.sources.netguard import AllowList, check_url
 
 __all__ = [
-    "AllowList", "Source", "check_url", "fetch_source", "source_from_bytes", "source_from_html",
+    "AllowList", "ArchiveReader", "Source", "check_url", "fetch_source", "source_from_bytes", "source_from_html",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
+    "ArchiveReader": "side.sources.archive",
     "Source": "side.sources.fetch",
     "fetch_source": "side.sources.fetch",
     "source_from_bytes": "side.sources.fetch",

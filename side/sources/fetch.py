@@ -41,7 +41,7 @@ __all__ = [
     "MAX_PDF_PAGES", "PDF_TIME_BUDGET_S", "PDF_LIMITS", "MAX_HTML_ELEMENTS", "MAX_HTML_TEXT_CHARS",
     "MAX_TEXT_CHARS", "MAX_SENTENCES", "HTML_EXTRACTION_MODE", "Source", "extract_html",
     "source_from_html", "source_from_text", "source_from_pdf", "source_from_bytes", "cache_path",
-    "load_cached", "store_cached", "fetch_source",
+    "load_cached", "store_cached", "Download", "download", "fetch_source",
 ]
 
 log = logging.getLogger(__name__)
@@ -485,11 +485,12 @@ def _next_hop(current: str, location: str) -> str:
         raise SourceFetchError(f"bad redirect from {current}: {exc}") from exc
 
 
-def _download(session: Any, url: str, config: FetchConfig, allow: AllowList,
-              clock: Deadline) -> tuple[bytes, str, str, str | None]:
+def _download(session: Any, url: str, config: FetchConfig, allow: AllowList, clock: Deadline,
+              types: frozenset[str] | None = SUPPORTED_TYPES) -> tuple[bytes, str, str, str | None]:
     """Follow redirects by hand, checking each hop before connecting, then read one body.
 
     Returns (body, final URL, declared media type or "", charset). Every hop shares ``clock``.
+    A declared media type outside ``types`` is refused before the body is read (None: any).
     """
     current = url
     for hop in range(config.max_redirects + 1):
@@ -508,7 +509,7 @@ def _download(session: Any, url: str, config: FetchConfig, allow: AllowList,
                 raise SourceFetchError(f"HTTP {status} fetching {current}", status=status,
                                        transient=status in TRANSIENT_HTTP)
             media, charset = _media_type(response.headers.get("Content-Type"))
-            if media and media not in SUPPORTED_TYPES:
+            if media and types is not None and media not in types:
                 raise UnsupportedContentError(f"unsupported content type {media!r} at {current}")
             try:
                 data = _read_capped(response, config.max_bytes, clock, current)
@@ -516,6 +517,29 @@ def _download(session: Any, url: str, config: FetchConfig, allow: AllowList,
                 raise _connection_failure(exc, current, clock, "read") from exc
             return data, current, media, charset
     raise SourceFetchError(f"too many redirects (more than {config.max_redirects}) fetching {url}")
+
+
+@dataclass(frozen=True)
+class Download:
+    """A body fetched under the guard: its bytes, where it came from, what it says it is."""
+
+    data: bytes
+    final_url: str
+    media_type: str
+    charset: str | None = None
+
+
+def download(url: str, config: FetchConfig, deadline: float | None = None,
+             types: frozenset[str] | None = SUPPORTED_TYPES) -> Download:
+    """The body at ``url``, fetched exactly as :func:`fetch_source` fetches (SSRF guard on every
+    hop, one deadline, size cap) but neither extracted nor cached: for answers that are data,
+    such as the Wayback Machine's availability API. ``types``: media types accepted (None: any).
+    """
+    allow = AllowList.parse(config.allow_hosts)
+    with Deadline(config.timeout_s, until=deadline) as clock, \
+            guarded_session(allow, config.user_agent, on_connect=clock.watch) as session:
+        data, final_url, media, charset = _download(session, url, config, allow, clock, types)
+    return Download(data, final_url, media, charset)
 
 
 def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | None = None,
@@ -534,11 +558,9 @@ def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | 
     if cached is not None:
         log.debug("cache hit for %s", url)
         return cached
-    allow = AllowList.parse(config.allow_hosts)
-    with Deadline(config.timeout_s, until=deadline) as clock, \
-            guarded_session(allow, config.user_agent, on_connect=clock.watch) as session:
-        data, final_url, media, charset = _download(session, url, config, allow, clock)
-    media = media or _sniff(data)
+    fetched = download(url, config, deadline)
+    data, final_url, charset = fetched.data, fetched.final_url, fetched.charset
+    media = fetched.media_type or _sniff(data)
     if not media:
         raise UnsupportedContentError(f"unknown content type at {final_url}")
     source = source_from_bytes(data, url, final_url, media, charset)

@@ -18,6 +18,7 @@ from gadget.server.errors import HTTP_CODES
 from gadget.server.present import VERDICTS
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
+from side.pipeline import SourceCopy
 
 bp = Blueprint("openapi", __name__)
 
@@ -100,6 +101,12 @@ def output_schemas() -> dict[str, Any]:
                   "evidence": {"type": "array", "items": {"type": "object"}},
                   "suggestions": {"type": "array", "items": {"type": "object"}},
                   "review_status": {"type": "string", "enum": values(ReviewStatus)},
+                  "source_copy": {"type": "string", "enum": [*values(SourceCopy), None], "nullable": True,
+                                  "description": "which copy of the cited source was read: the live page, "
+                                                 "an archived copy, or none (not fetched, or not read)"},
+                  "source_url": {"type": "string", "description": "the URL actually read (\"\" if none)"},
+                  "source_fallback": {"type": "string",
+                                      "description": "why that copy and not the live page at first try"},
                   "dashboard_url": {"type": "string"}}}
     check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
              "properties": {
