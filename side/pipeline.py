@@ -24,13 +24,14 @@ from urllib.parse import urlsplit
 from side.errors import SourceFetchError
 from side.extract.claims import Claim
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
+from side.sources.states import assess_source
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "Suggestion",
     "Result", "ArticleResults", "SourceLoader", "CheckSources", "make_source_loader", "Pipeline",
-    "claim_query",
+    "claim_query", "fetched_outcome",
 ]
 
 if TYPE_CHECKING:
@@ -75,6 +76,9 @@ class SourceStatus(StrEnum):
     FETCHED = "fetched"
     NO_URL = "no_url"
     UNAVAILABLE = "unavailable"
+    #: Fetched, but what was read is not the source (a paywall teaser, a wall, a soft 404, a
+    #: foreign page...: :mod:`side.sources.states`); never scored, never flagged.
+    CANNOT_CHECK = "cannot_check"
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,20 @@ class ArticleResults:
 SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 
 
+def fetched_outcome(source: Any) -> tuple[SourceStatus, list[str], str, str]:
+    """What a fetched Source gives the flow: its sentences when it reads as the cited document,
+    else ``cannot_check`` with the reason (and no sentences, so it is neither scored nor flagged).
+
+    The one place that decides readable or not (:func:`side.sources.states.assess_source`), so
+    a fallback (another copy of the page) can ask the same question of what it finds.
+    """
+    assessment = assess_source(source)
+    if not assessment.readable:
+        log.info("cannot check %s: %s", getattr(source, "final_url", "") or source.url, assessment.describe())
+        return SourceStatus.CANNOT_CHECK, [], source.title or "", assessment.describe()
+    return SourceStatus.FETCHED, list(source.sentences), source.title or "", ""
+
+
 class CheckSources:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given.
 
@@ -195,7 +213,7 @@ class CheckSources:
 
     @staticmethod
     def _fetched(source: Any) -> tuple[SourceStatus, list[str], str, str]:
-        return SourceStatus.FETCHED, list(source.sentences), source.title or "", ""
+        return fetched_outcome(source)
 
     def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:
         offline = self._offline(url)
@@ -352,6 +370,8 @@ class Pipeline:
         if result.verdict is None:
             if result.source_status == SourceStatus.NO_URL:
                 result.reasons.append("citation has no URL to verify")
+            elif result.source_status == SourceStatus.CANNOT_CHECK:
+                result.reasons.append(f"cannot check: {result.source_error}")
             else:
                 result.reasons.append(f"source unavailable: {result.source_error}")
             return
