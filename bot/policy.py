@@ -31,6 +31,7 @@ import mwparserfromhell
 
 from service.store import Store, StoredResult, suggestion_key, utcnow
 from side.errors import ConfigError
+from side.pipeline import SourceStatus
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,13 @@ def report_threshold(configured: float, model_dir: str | Path | None = None) -> 
 
 
 def is_reportable(result: StoredResult, threshold: float) -> bool:
-    """A flagged citation whose source was read and scored under the high-precision threshold."""
-    return result.flagged and result.score is not None and result.score < threshold
+    """A flagged citation whose source was read and scored under the high-precision threshold.
+
+    A citation whose page is not the source (``cannot_check``: a paywall, a wall, a foreign
+    page) is never flagged by the pipeline; it is refused here too, whatever a store row says.
+    """
+    return (result.flagged and result.source_status != SourceStatus.CANNOT_CHECK and result.score is not None
+            and result.score < threshold)
 
 
 def result_suggestion_key(wiki: str, result: StoredResult) -> str:

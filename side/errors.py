@@ -76,6 +76,14 @@ class UnreadableContentError(UnsupportedContentError):
     code = "unreadable_content"
 
 
+class CannotCheckError(UnsupportedContentError):
+    """What was read is not the cited document: a paywall teaser, a login, consent or bot wall,
+    a soft 404, a parked domain, a JavaScript shell, too little text or a language the model
+    cannot read (:mod:`side.sources.states`). The citation is "cannot check", never flagged."""
+
+    code = "cannot_check"
+
+
 class NoArchivedCopyError(SourceFetchError):
     """No archived copy of a source could be found to read (the archive has none, or archive
     lookups are off); not transient: an archive does not gain an old copy by asking again."""

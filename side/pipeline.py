@@ -22,16 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from side.errors import SourceFetchError, UnsupportedContentError
+from side.errors import CannotCheckError, SourceFetchError, UnsupportedContentError
 from side.extract.claims import Citation, Claim
 from side.sources.archive import wayback_timestamp
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
+from side.sources.states import assess_source
 from side.text import split_sentences
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "SourceCopy", "Suggestion",
-    "Result", "ArticleResults", "SourceLoader", "Readable", "has_sentences", "ReadPlan", "LoadedSource",
+    "Result", "ArticleResults", "SourceLoader", "Readable", "checkable", "ReadPlan", "LoadedSource",
     "CheckSources", "make_source_loader", "Pipeline", "claim_query",
 ]
 
@@ -79,6 +80,9 @@ class SourceStatus(StrEnum):
     FETCHED = "fetched"
     NO_URL = "no_url"
     UNAVAILABLE = "unavailable"
+    #: Fetched, but what was read is not the source (a paywall teaser, a wall, a soft 404, a
+    #: foreign page...: :mod:`side.sources.states`); never scored, never flagged.
+    CANNOT_CHECK = "cannot_check"
 
 
 class SourceCopy(StrEnum):
@@ -192,8 +196,17 @@ SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]
 Readable = Callable[["Source"], bool]
 
 
-def has_sentences(source: Source) -> bool:
-    """The default :data:`Readable`: the copy gave at least one sentence to check against."""
+def checkable(source: Source) -> bool:
+    """The default :data:`Readable`: the copy is the cited document and gave a sentence to check.
+
+    The one place that decides (:func:`side.sources.states.assess_source`): a wall, a teaser, a
+    shell or a page in another language raises :class:`CannotCheckError` with the reason, so
+    the next copy (the archive) is tried, and the citation ends "cannot check" if none reads.
+    """
+    assessment = assess_source(source)
+    if not assessment.readable:
+        log.info("cannot check %s: %s", source.final_url or source.url, assessment.describe())
+        raise CannotCheckError(assessment.describe())
     return bool(source.sentences)
 
 
@@ -281,7 +294,7 @@ class CheckSources:
 
     def __init__(self, retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
                  budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
-                 readable: Readable = has_sentences) -> None:
+                 readable: Readable = checkable) -> None:
         self.retriever = retriever
         self.fetch = fetch
         self.budget = budget or FetchBudget()
@@ -329,15 +342,19 @@ class CheckSources:
         if not copies:
             return LoadedSource(SourceStatus.UNAVAILABLE, error=f"{plan.why_archive} and gives no archived copy")
         notes = [plan.why_archive] if copies[0] is SourceCopy.ARCHIVE and plan.why_archive else []
+        cannot_check = False
         for n, copy in enumerate(copies):
             until = deadline if n == len(copies) - 1 else _part_of(deadline, 0.5)
             try:
                 source = self._read(copy, plan, until)
             except SourceFetchError as exc:
+                cannot_check = cannot_check or isinstance(exc, CannotCheckError)
                 notes.append(f"{_COPY_NAMES[copy]}: {exc}" if len(copies) > 1 else str(exc))
                 continue
             return LoadedSource(SourceStatus.FETCHED, tuple(source.sentences), source.title or "", "", copy,
                                 source.final_url, "; ".join(notes))
+        if cannot_check:  # something was read, and it was not the cited document
+            return LoadedSource(SourceStatus.CANNOT_CHECK, error="cannot check: " + "; ".join(notes))
         return LoadedSource(SourceStatus.UNAVAILABLE, error="; ".join(notes))
 
     def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:
@@ -370,7 +387,7 @@ class CheckSources:
 
 def make_source_loader(retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
                        budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
-                       readable: Readable = has_sentences) -> CheckSources:
+                       readable: Readable = checkable) -> CheckSources:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given; then
     the ``archive`` for a page that fails or that ``readable`` refuses (see :class:`CheckSources`)."""
     return CheckSources(retriever, fetch, budget, archive, readable)
@@ -391,7 +408,7 @@ class Pipeline:
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
                     use_index: bool = True, model_dir: str | Path | None = None,
                     candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None,
-                    readable: Readable = has_sentences) -> Pipeline:
+                    readable: Readable = checkable) -> Pipeline:
         """Load the verifier and the evidence index as ``side verify`` does, for long-lived processes.
 
         ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
@@ -521,6 +538,8 @@ class Pipeline:
         if result.verdict is None:
             if result.source_status == SourceStatus.NO_URL:
                 result.reasons.append("citation has no URL to verify")
+            elif result.source_status == SourceStatus.CANNOT_CHECK:
+                result.reasons.append(f"cannot check: {result.source_error}")
             else:
                 result.reasons.append(f"source unavailable: {result.source_error}")
             return

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from service.store import Check, StoredResult, iso
 from side.config import Config
+from side.pipeline import SourceStatus
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE
 from side.verify.verifier import COMBINER_FILE, Combiner
 
@@ -28,6 +29,9 @@ MODEL_FILES = (WEIGHTS_FILE, META_FILE, COMBINER_FILE)
 #: better source must win to flag a citation, ``side.pipeline.BETTER_MARGIN``).
 SUPPORTED_MARGIN = 0.15
 VERDICTS = ("supported", "unclear", "fails")
+#: How a citation whose page was fetched but is not the source (``cannot_check``: a paywall,
+#: a wall, a soft 404, a foreign page...) is named where people read it.
+CANNOT_CHECK_TEXT = "could not be checked"
 #: Characters a URL path keeps unescaped: werkzeug's own set, so the API's ``page_url`` is
 #: character for character the URL the dashboard's ``url_for`` builds for the same page.
 PATH_SAFE = "!$&'()*+,/:;=@"
@@ -51,6 +55,14 @@ def load_flag_threshold(config: Config) -> float:
 def page_path(wiki: str, title: str) -> str:
     """The dashboard path of an article, its title underscored the way MediaWiki writes URLs."""
     return f"/dashboard/pages/{wiki}/{quote(title.replace(' ', '_'), safe=PATH_SAFE)}"
+
+
+def source_note(result: StoredResult) -> str:
+    """The cited source's trouble in words, or "": "could not be checked: <reason>" for a page
+    that is not the source, "<status>: <error>" for one that could not be read."""
+    if result.source_status == SourceStatus.CANNOT_CHECK:
+        return f"{CANNOT_CHECK_TEXT}: {result.source_error}" if result.source_error else CANNOT_CHECK_TEXT
+    return f"{result.source_status}: {result.source_error}" if result.source_error else ""
 
 
 def verdict_of(result: StoredResult, flag_threshold: float) -> str:

@@ -24,7 +24,7 @@ import logging
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from side.config import FetchConfig
 from side.errors import SourceFetchError, UnreadableContentError, UnsupportedContentError
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
+from side.sources.states import PageSignals, page_signals
 from side.text import normalize_space, split_sentences
 
 __all__ = [
@@ -113,10 +114,14 @@ class Source:
     content_type: str
     sentences: tuple[str, ...] = ()
     fetched_at: str = field(default_factory=lambda: _now())
+    #: What the HTML said beyond its text (title, noscript, markers...), for telling a paywall,
+    #: wall or shell from the source (:mod:`side.sources.states`); None for other content.
+    page: PageSignals | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["sentences"] = list(self.sentences)
+        out["page"] = self.page.to_dict() if self.page is not None else None
         return out
 
     @classmethod
@@ -130,6 +135,7 @@ class Source:
             content_type=str(data.get("content_type") or ""),
             sentences=tuple(str(s) for s in data.get("sentences") or ()),
             fetched_at=str(data.get("fetched_at") or ""),
+            page=PageSignals.from_dict(data.get("page")),
         )
 
 
@@ -251,7 +257,8 @@ def _limit_tree(tree: Any, max_elements: int, max_chars: int) -> str | None:
 def source_from_html(
     html: str | bytes, url: str, final_url: str | None = None, content_type: str = "text/html"
 ) -> Source:
-    """A :class:`Source` from HTML the caller already has (corpus builder, tests, fetcher).
+    """A :class:`Source` from HTML the caller already has (corpus builder, tests, fetcher),
+    with the page's :class:`PageSignals` (a second, bounded look at the markup).
 
     Whatever the extractor raises on hostile markup becomes :class:`UnreadableContentError`.
     """
@@ -261,7 +268,7 @@ def source_from_html(
     except Exception as exc:  # any failure of a third-party parser on content from the web
         log.debug("extraction failed for %s", where, exc_info=True)
         raise UnreadableContentError(f"could not extract text from {where}: {_describe(exc)}") from exc
-    return _make_source(url, where, title, date, text, content_type)
+    return replace(_make_source(url, where, title, date, text, content_type), page=page_signals(html))
 
 
 def source_from_text(text: str, url: str, title: str = "", date: str = "") -> Source:

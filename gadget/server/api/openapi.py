@@ -18,7 +18,7 @@ from gadget.server.errors import HTTP_CODES
 from gadget.server.present import VERDICTS
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
-from side.pipeline import SourceCopy
+from side.pipeline import SourceCopy, SourceStatus
 
 bp = Blueprint("openapi", __name__)
 
@@ -95,7 +95,9 @@ def output_schemas() -> dict[str, Any]:
     result = {"type": "object", "required": ["id", "client_key", "claim", "verdict", "flagged", "review_status"],
               "properties": {
                   "id": {"type": "integer"}, "position": {"type": "integer"}, "client_key": {"type": "string"},
-                  "claim": {"type": "string"}, "url": {"type": "string"}, "label": {"type": "string", "nullable": True},
+                  "claim": {"type": "string"}, "url": {"type": "string"},
+                  "source_status": {"type": "string", "enum": values(SourceStatus)},
+                  "source_error": {"type": "string"}, "label": {"type": "string", "nullable": True},
                   "score": nullable_number, "verdict": {"type": "string", "enum": list(VERDICTS)},
                   "flagged": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},

@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 
 from gadget.server.dashboard import charts
 from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
-from gadget.server.present import verdict_of
+from gadget.server.present import CANNOT_CHECK_TEXT, source_note, verdict_of
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
 from service.store import Check, DismissReason, ReviewStatus, StoredResult
@@ -285,3 +285,5 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["domain"] = domain
     app.jinja_env.globals["dismiss_reasons"] = list(DismissReason)
     app.jinja_env.globals["page_link"] = page_link
+    app.jinja_env.globals["source_note"] = source_note
+    app.jinja_env.globals["cannot_check_text"] = CANNOT_CHECK_TEXT
