@@ -354,7 +354,7 @@ class CheckSources:
             return LoadedSource(SourceStatus.FETCHED, tuple(source.sentences), source.title or "", "", copy,
                                 source.final_url, "; ".join(notes))
         if cannot_check:  # something was read, and it was not the cited document
-            return LoadedSource(SourceStatus.CANNOT_CHECK, error="cannot check: " + "; ".join(notes))
+            return LoadedSource(SourceStatus.CANNOT_CHECK, error="; ".join(notes))
         return LoadedSource(SourceStatus.UNAVAILABLE, error="; ".join(notes))
 
     def __call__(self, url: str) -> tuple[SourceStatus, list[str], str, str]:

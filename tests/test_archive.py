@@ -446,13 +446,15 @@ def test_malformed_wayback_answer_reaches_the_reason(sites) -> None:
 
 
 def test_readable_decides_whether_the_live_copy_is_used(sites) -> None:
-    """The live copy is judged by ``readable`` (a paywall detector plugs in here): refused, the
-    archived copy is read; the default only asks for sentences."""
+    """The live copy is judged by ``readable``: refused, the archived copy is read. The default is
+    the cannot-check assessment (side.sources.states), which knows this teaser for a paywall."""
     live, wayback, _internal, config = sites
     url = live.add("/story", Response(PAYWALL))
     wayback.keep(url, ARCHIVED_PAGE)
     plan = plan_of(cite(url))
-    assert load_one(loader(config), plan).copy is SourceCopy.LIVE  # has sentences: fine by default
+    assert load_one(loader(config, lambda source: bool(source.sentences)), plan).copy is SourceCopy.LIVE
+    by_default = load_one(loader(config), plan)
+    assert by_default.copy is SourceCopy.ARCHIVE and by_default.fallback.startswith("live copy: paywall")
 
     def no_paywall(source) -> bool:
         return "Subscribe to read" not in source.text
