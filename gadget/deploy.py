@@ -212,6 +212,22 @@ def _who_saved(step: Step) -> str:
     return f"{revision.user} at {revision.timestamp.isoformat()}"
 
 
+def _saved_since_read(step: Step) -> bool:
+    """Whether someone saved the page after ``plan`` read it.
+
+    MediaWiki detects an edit conflict from ``basetimestamp``, which has one-second resolution:
+    an edit made in the same second as the revision the deploy read goes unnoticed. Comparing
+    the current revision id with the one read closes that gap (save() still sends the base
+    timestamp for what happens between this check and the save).
+    """
+    import pywikibot
+
+    if step.state != "update":
+        return False
+    fresh = pywikibot.Page(step.current.site, step.page.title)
+    return fresh.exists() and fresh.latest_revision_id != step.current.latest_revision_id
+
+
 def write(steps: list[Step], summary: str = DEFAULT_SUMMARY, out: TextIO = sys.stdout) -> None:
     """Save each changed page, based on the revision ``plan`` read; conflicts are reported, never overwritten."""
     from pywikibot.exceptions import EditConflictError, Error, NoCreateError
@@ -224,6 +240,8 @@ def write(steps: list[Step], summary: str = DEFAULT_SUMMARY, out: TextIO = sys.s
         page = step.current
         page.text = step.page.text
         try:
+            if _saved_since_read(step):
+                raise EditConflictError(page)
             page.save(summary=summary, minor=False, bot=False, quiet=True,
                       createonly=step.state == "create", nocreate=step.state == "update")
         except (EditConflictError, NoCreateError):

@@ -195,7 +195,7 @@ def test_an_edit_conflict_is_reported_and_their_edit_kept(wiki):
         out, err = driver.communicate("go\n", timeout=120)
     finally:
         driver.kill()
-    assert driver.returncode == 1, err[-3000:]
+    assert driver.returncode == 1, out + err[-3000:]
     assert f"conflicts: {title}" in out
     conflict = next(line for line in out.splitlines() if line.strip().startswith("conflict "))
     assert f"{title}: saved by Admin at " in conflict and "left as they saved it" in conflict
