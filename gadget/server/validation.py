@@ -249,7 +249,7 @@ def max_wikitext(max_body_bytes: int) -> int:
 
     This cap is also what bounds the CPU a request can cost: extraction is linear in the snippet
     (side.extract.parse bounds the parser's reads per text segment), so the largest snippet costs
-    at most about two seconds of CPU, most well under one (benchmarks/parse.py)."""
+    at most about 2.5 s of CPU, most well under one (benchmarks/parse.py)."""
     return max_body_bytes // 2
 
 
