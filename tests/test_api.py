@@ -107,6 +107,44 @@ def test_wikitext_with_too_many_citations_is_422(client, store, queue):
     assert_nothing_stored(store, queue)
 
 
+def test_wikitext_over_its_cap_is_413_and_stores_nothing(client, store, queue, web_config):
+    limit = web_config.service.max_body_bytes // 2
+    body = {"wiki": "enwiki", "title": "A", "wikitext": "x" * (limit + 1)}
+    error = assert_error(client.post("/api/v1/checks", json=body), 413, "wikitext_too_large")
+    assert str(limit) in error["error"]["message"]
+    body["wikitext"] = "x" * limit  # at the cap: parsed (and refused only for holding no citation)
+    assert_error(client.post("/api/v1/checks", json=body), 422, "no_citations")
+    assert_nothing_stored(store, queue)
+
+
+@pytest.mark.parametrize(("unit", "code"), [
+    ("Claim. <ref>{{cite web |url=https://e.example/x |title=T}} more ", "no_citations"),
+    ("{{a|{{b}} text ", "no_citations"),
+    ("Text {{a|<ref>x}}</ref> ", "too_many_citations"),
+])
+def test_a_malformed_snippet_at_the_cap_is_parsed_and_refused(client, store, queue, web_config, unit, code):
+    """Shapes that took minutes (each unclosed opener rescanned the rest) are answered at once;
+    the time itself is printed by benchmarks/parse.py, not asserted here."""
+    limit = web_config.service.max_body_bytes // 2
+    wikitext = (unit * (limit // len(unit) + 1))[:limit]
+    response = client.post("/api/v1/checks", json={"wiki": "enwiki", "title": "A", "wikitext": wikitext})
+    assert_error(response, 422, code)
+    assert_nothing_stored(store, queue)
+
+
+def test_wikitext_too_malformed_for_the_parse_budget_is_422(client, store, queue, monkeypatch):
+    from side.extract import parse
+
+    # A budget of nothing: the parser gives up on every reading, as it would on a page whose
+    # every reading runs past its budget.
+    monkeypatch.setattr(parse, "WORK_FLOOR", 0)
+    monkeypatch.setattr(parse, "WORK_PER_SEGMENT", 0)
+    monkeypatch.setattr(parse, "FALLBACK_WORK_PER_SEGMENT", 0)
+    body = {"wiki": "enwiki", "title": "A", "wikitext": "Claim.<ref>[https://example.org/a A]</ref>"}
+    assert_error(client.post("/api/v1/checks", json=body), 422, "wikitext_too_complex")
+    assert_nothing_stored(store, queue)
+
+
 def test_a_failed_check_submitted_again_is_queued_again(client, store, queue):
     check = client.post("/api/v1/checks", json=claims_body()).get_json()["check"]
     queue.empty()  # the worker took the job ...

@@ -8,8 +8,11 @@ turns an article's wikitext into those :class:`~side.extract.claims.Claim` objec
 Design choices, each made for a reason:
 
 * The page is parsed once with mwparserfromhell and walked once, in document order, while a
-  plain-text buffer per section is filled; a claim is a snapshot of that buffer at the ref. That
-  keeps the cost linear (United Kingdom, 687 refs, is parsed in well under a second).
+  plain-text buffer per section is filled; a claim is read from that buffer at the ref. Both
+  stay linear in the page's length whatever it holds: :mod:`side.extract.parse` keeps
+  mwparserfromhell from rescanning the page for each unclosed ``<ref>`` or ``{{``, and
+  :mod:`side.extract.sentences` cleans each character of a paragraph once, however many refs
+  it has (``benchmarks/parse.py`` prints the times from 10 KB to 5 MB).
 * Template parameters (infobox values, ``{{efn}}`` notes, ``{{#tag:ref}}`` bodies) are walked
   in a separate buffer, so their refs get the parameter's own text as claim and do not pollute
   the prose context.
@@ -20,7 +23,9 @@ Design choices, each made for a reason:
   :func:`added_citations` can compare revisions as multisets of (citation, claim text) keys.
 * Sentence boundaries are found with a cheap regex, not pysbd: only the last boundary before
   each ref matters and pysbd would cost seconds on a long article.
-* Nothing here raises on odd wikitext: vandalised or truncated pages are ordinary input.
+* Nothing here raises on odd wikitext: vandalised or truncated pages are ordinary input. A page
+  too malformed to parse exactly within a linear work budget is read more plainly instead, and
+  :func:`extract` reports how it was read.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mwparserfromhell
@@ -39,12 +44,16 @@ from mwparserfromhell.wikicode import Wikicode
 from side.errors import InputError
 from side.extract import archivemarks
 from side.extract.claims import Citation, Claim
+from side.extract.parse import ParseLevel, ParseReport, parse_wikitext
+from side.extract.sentences import Flow as _Flow
+from side.extract.sentences import clean_text, last_sentence
 
 __all__ = [
-    "SHORT_TEMPLATES", "LIST_TEMPLATES", "URL_FIELDS", "TITLE_FIELDS", "WEBSITE_FIELDS", "DATE_FIELDS",
-    "ARCHIVE_FIELDS", "clean_text", "last_sentence", "citation_id", "citation_from_body",
-    "extract_claims", "extract_citations", "added_citations",
+    "ARCHIVE_FIELDS", "DATE_FIELDS", "LIST_TEMPLATES", "SHORT_TEMPLATES", "TITLE_FIELDS", "URL_FIELDS",
+    "WEBSITE_FIELDS", "added_citations", "citation_from_body", "citation_id", "clean_text", "extract",
+    "extract_citations", "extract_claims", "Extraction", "last_sentence", "ParseLevel",
 ]
+
 
 logger = logging.getLogger(__name__)
 
@@ -86,71 +95,9 @@ _SKIP_NAMESPACES = frozenset({"category", "kategorie"})
 _INTERWIKI = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]{2,8})?:")
 
 _WS = re.compile(r"\s+")
-_BOLD_ITALIC = re.compile(r"'{2,}")
-_MAGIC_WORD = re.compile(r"__[A-Z]{3,}__")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)])")
-_EMPTY_PARENS = re.compile(r"\(\s*[,;]?\s*\)")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _HASH_PUNCT = re.compile(r"\s*(\||=|\{\{|\}\})\s*")
-#: A sentence end: terminal punctuation, closing quotes, space, then no lower-case ASCII letter.
-_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+(?=[\"'“‘(\[]*[^\W_a-z])")
-# fmt: off
-_ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "no", "nos", "vol", "vols", "pp", "p",
-    "ed", "eds", "c", "ca", "cf", "vs", "v", "fig", "gen", "gov", "lt", "col", "sgt", "capt",
-    "rev", "hon", "inc", "ltd", "co", "corp", "mt", "ft", "jan", "feb", "mar", "apr", "jun",
-    "jul", "aug", "sep", "sept", "oct", "nov", "dec", "approx", "est", "op", "al", "bros",
-    "dept", "univ",
-})
-# fmt: on
-
-
-@dataclass
-class _Flow:
-    """Plain text of one stream (a section of prose, or one template parameter), as read so far.
-
-    ``para_start`` marks where the current paragraph begins, so a claim's sentence never
-    reaches into the previous paragraph while its left context may.
-    """
-
-    parts: list[str] = field(default_factory=list)
-    para_start: int = 0
-    #: In a file caption, "|" separates options from the caption: text before it is dropped.
-    pipe_resets: bool = False
-    #: Inside a list item: the next newline ends the paragraph.
-    line_block: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def add(self, text: str) -> None:
-        if text:
-            self.parts.append(text)
-
-    def paragraph_break(self) -> None:
-        self.parts.append("\n")
-        self.para_start = len(self.parts)
-        self.line_block = False
-
-    def reset(self) -> None:
-        self.parts.clear()
-        self.para_start = 0
-
-    def paragraph(self) -> str:
-        return clean_text("".join(self.parts[self.para_start :]))
-
-    def left_context(self, words: int) -> str:
-        """The last ``words`` words, joining only as many parts as needed (linear overall)."""
-        if words <= 0:
-            return ""
-        picked: list[str] = []
-        budget = words * 20
-        for part in reversed(self.parts):
-            picked.append(part)
-            budget -= len(part)
-            if budget <= 0:
-                break
-        tail = clean_text("".join(reversed(picked))).split(" ")
-        return " ".join(tail[-words:]) if tail != [""] else ""
 
 
 @dataclass
@@ -164,34 +111,6 @@ class _Use:
     text: str
     left_context: str
     extra: dict[str, Any]
-
-
-def clean_text(text: str) -> str:
-    """Collapse whitespace and drop markup leftovers so claims compare equal across reflows."""
-    text = _BOLD_ITALIC.sub("", text)
-    text = _MAGIC_WORD.sub("", text)
-    text = _WS.sub(" ", text)
-    text = _EMPTY_PARENS.sub("", text)
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    return text.strip()
-
-
-def last_sentence(text: str) -> str:
-    """The sentence (or fragment) at the end of ``text``: what the following ref supports."""
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        if match.end() >= len(text):
-            break
-        if match.group().startswith(".") and _is_abbreviation(text, match.start()):
-            continue
-        start = match.end()
-    return text[start:].strip()
-
-
-def _is_abbreviation(text: str, dot: int) -> bool:
-    word_start = text.rfind(" ", 0, dot) + 1
-    word = text[word_start:dot].lstrip("([\"'“‘")
-    return len(word) == 1 or "." in word or word.lower() in _ABBREVIATIONS
 
 
 def citation_id(body: str) -> str:
@@ -313,25 +232,37 @@ def _dangling(name: str | None) -> Citation:
     return Citation(id=citation_id(key), kind="text", raw="", name=name)
 
 
+class _Enough(Exception):
+    """The walk has seen one claim more than it was asked for."""
+
+
 class _Walker:
     """One pass over the parse tree, in document order, collecting uses and definitions."""
 
-    def __init__(self, context_words: int) -> None:
+    def __init__(self, context_words: int, max_claims: int | None = None) -> None:
         self.context_words = context_words
         #: The last <ref> use and the text stream it is in: what a {{dead link}} after it marks.
         self.last_ref: tuple[_Flow, _Use] | None = None
         #: Citations (by id, or by name for a reuse) a {{dead link}} after their ref marks dead.
         self.dead_ids: set[str] = set()
         self.dead_names: set[str] = set()
+        self.max_claims = max_claims
+        self.claims_seen = 0
+        self.complete = True
         self.headings: list[tuple[int, str]] = []
         self.section: tuple[str, ...] = ()
         self.main = _Flow()
         self.uses: list[_Use] = []
         self.definitions: dict[str, Citation] = {}
+        self.report: ParseReport | None = None
 
     # -- recording -------------------------------------------------------------------------
     def record(self, marker: str, flow: _Flow, citation: Citation | None, name: str | None) -> None:
-        text = last_sentence(flow.paragraph())
+        if citation is not None or name:  # a use that becomes a claim
+            self.claims_seen += 1
+            if self.max_claims is not None and self.claims_seen > self.max_claims:
+                raise _Enough
+        text = flow.sentence()
         left = flow.left_context(self.context_words)
         self.uses.append(_Use(marker, citation, name, self.section, text, left, dict(flow.extra)))
 
@@ -506,7 +437,7 @@ class _Walker:
             if "|" in line:
                 file_name, caption = line.split("|", 1)
                 self.walk(
-                    mwparserfromhell.parse(caption),
+                    parse_wikitext(caption)[0],
                     _Flow(pipe_resets=True, extra={"file": file_name.strip()}),
                 )
 
@@ -515,16 +446,19 @@ def _is_ref_tag(node: Tag) -> bool:
     return str(node.tag).strip().lower() == "ref"
 
 
-def _walk_page(wikitext: str, context_words: int) -> _Walker:
+def _walk_page(wikitext: str, context_words: int, max_claims: int | None = None) -> _Walker:
     if not isinstance(wikitext, str):
         raise InputError(f"wikitext must be a str, not {type(wikitext).__name__}")
     if not isinstance(context_words, int) or context_words < 0:
         raise InputError(f"context_words must be a non-negative int, not {context_words!r}")
     # Lone surrogates cannot be hashed or written out; they are never meaningful text.
     wikitext = wikitext.encode("utf-8", "replace").decode("utf-8")
-    walker = _Walker(context_words)
+    walker = _Walker(context_words, max_claims)
+    code, walker.report = parse_wikitext(wikitext)
     try:
-        walker.walk(mwparserfromhell.parse(wikitext), walker.main)
+        walker.walk(code, walker.main)
+    except _Enough:
+        walker.complete = False
     except Exception as error:  # noqa: BLE001 - the contract is "never raise on a str"
         # mwparserfromhell is very tolerant; should anything still fail, keep what was found.
         logger.warning("wikitext walk stopped early (%r); keeping %d uses", error, len(walker.uses))
@@ -555,6 +489,34 @@ def _resolve(walker: _Walker, title: str) -> list[Claim]:
     return claims
 
 
+@dataclass(frozen=True)
+class Extraction:
+    """The claims of a page, and how its wikitext was parsed.
+
+    ``parse.level`` is :attr:`ParseLevel.EXACT` for any real article; a lower level says the
+    page was too malformed to read exactly within the parse budget (see :mod:`side.extract.parse`),
+    and :attr:`ParseLevel.TEXT` that nothing in it could be read as markup at all.
+    """
+
+    claims: tuple[Claim, ...]
+    parse: ParseReport
+    #: False when the page has more than the ``max_claims`` asked for: ``claims`` are the first.
+    complete: bool = True
+
+
+def extract(wikitext: str, title: str, context_words: int = 100, max_claims: int | None = None) -> Extraction:
+    """:func:`extract_claims` with the parse report, for callers that must refuse a degraded read.
+
+    With ``max_claims``, the walk stops at the claim after that many (``complete`` is then
+    False), so that a caller with a limit does not pay for claims it will refuse.
+    """
+    if not isinstance(title, str):
+        raise InputError(f"title must be a str, not {type(title).__name__}")
+    walker = _walk_page(wikitext, context_words, max_claims)
+    assert walker.report is not None
+    return Extraction(tuple(_resolve(walker, title)), walker.report, walker.complete)
+
+
 def extract_claims(wikitext: str, title: str, context_words: int = 100) -> list[Claim]:
     """Every use of every citation in the page, in document order.
 
@@ -562,9 +524,7 @@ def extract_claims(wikitext: str, title: str, context_words: int = 100) -> list[
     for ``{{#tag:ref}}``, ``"short"`` for ``{{sfn}}``-style short citations; template
     parameter uses also carry ``extra["template"]`` and ``extra["param"]``.
     """
-    if not isinstance(title, str):
-        raise InputError(f"title must be a str, not {type(title).__name__}")
-    return _resolve(_walk_page(wikitext, context_words), title)
+    return list(extract(wikitext, title, context_words).claims)
 
 
 def extract_citations(wikitext: str) -> list[Citation]:

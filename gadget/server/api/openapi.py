@@ -79,7 +79,10 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
                                                             "maxItems": v.MAX_CLAIMS, "items": ref("ClaimInput")}}},
         "WikitextCheck": {"type": "object", "additionalProperties": False,
                           "required": ["wiki", "title", "wikitext"],
-                          "properties": {**common, "wikitext": string(max_wikitext, NOT_BLANK)}},
+                          "properties": {**common, "wikitext": string(
+                              max_wikitext, NOT_BLANK,
+                              description="Wikitext with <ref> tags or {{sfn}}; longer than maxLength is "
+                                          "413 wikitext_too_large.")}},
         "AcceptFeedback": {"type": "object", "additionalProperties": False, "required": ["result_id", "action"],
                            "properties": {**feedback, "action": {"type": "string", "enum": ["accept"]},
                                           "reason": string(64)}},
@@ -141,12 +144,21 @@ def paths() -> dict[str, Any]:
         "/api/v1/checks": {"post": {
             "operationId": "createCheck", "summary": "Check claims against their citations",
             "description": "200 with the stored verdicts when this exact work is done (or failed), else 202 "
-                           "and poll the Location. 422 when a wikitext snippet holds no citation or too many.",
+                           "and poll the Location. A wikitext snippet is capped in length (413) and read "
+                           "in time linear in it; 422 when it holds no citation or too many, or when it "
+                           "is too malformed to parse within the parser's work budget.",
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "oneOf": [ref("ClaimsCheck"), ref("WikitextCheck")]}}}},
             "responses": {"200": json_response("known work, answered from the store", "CheckEnvelope"),
                           "202": json_response("queued", "CheckEnvelope", headers=location),
-                          **errors(400, 403, 413, 415, 422, 429, 503)}}},
+                          **errors(400, 403, 415, 429, 503),
+                          "413": error_response(
+                              "too_large: the body is over service.max_body_bytes; wikitext_too_large: the "
+                              "wikitext is over its maxLength"),
+                          "422": error_response(
+                              "no_citations or too_many_citations: the wikitext holds no citation, or more "
+                              f"than {v.MAX_CLAIMS}; wikitext_too_complex: it is too malformed to parse "
+                              "within the parser's work budget")}}},
         "/api/v1/checks/{check_id}": {"get": {
             "operationId": "getCheck", "summary": "A check with its results (when done)", "parameters": [check_id],
             "responses": {"200": json_response("the check", "CheckEnvelope"), **errors(404)}}},

@@ -32,7 +32,7 @@ from gadget.server.validation import (
 from service.queue import submit
 from service.store import CheckRequest, CheckStatus, Origin
 from side.extract.claims import Citation, Claim
-from side.extract.wikitext import extract_claims
+from side.extract.wikitext import ParseLevel, extract
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +69,21 @@ def http_citation(claim: Claim, number: int) -> Claim:
 
 
 def wikitext_claims(wikitext: str, title: str, context_words: int) -> list[Claim]:
-    """Claims of a wikitext snippet, each keyed by its own stable claim key."""
-    claims = extract_claims(wikitext, title, context_words)
+    """Claims of a wikitext snippet, each keyed by its own stable claim key.
+
+    The snippet's size is capped by validation and extraction is linear in it, and stops at the
+    citation after MAX_CLAIMS, so this costs a bounded amount of CPU; a snippet so malformed that
+    nothing in it could be parsed within the parser's work budget is refused rather than checked
+    as plain text."""
+    extraction = extract(wikitext, title, context_words, max_claims=MAX_CLAIMS)
+    if extraction.parse.level is ParseLevel.TEXT:
+        raise ApiError("wikitext: too malformed to parse within the work budget", code="wikitext_too_complex",
+                       status=422)
+    claims = extraction.claims
     if not claims:
         raise ApiError("wikitext: no citation found (nothing to check)", code="no_citations", status=422)
-    if len(claims) > MAX_CLAIMS:
-        raise ApiError(f"wikitext: {len(claims)} citations; at most {MAX_CLAIMS} per check",
+    if not extraction.complete:
+        raise ApiError(f"wikitext: more than {MAX_CLAIMS} citations; at most {MAX_CLAIMS} per check",
                        code="too_many_citations", status=422)
     return [http_citation(c, n) for n, c in enumerate(claims, start=1)]
 
