@@ -8,9 +8,6 @@ must disagree, so the comparison is known to see what it is asked to guard.
 
 from __future__ import annotations
 
-import os
-import secrets
-
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -19,9 +16,7 @@ from alembic.migration import MigrationContext
 from service.store import make_engine, migrate
 from service.store.tables import metadata
 
-from conftest import IN_CI
-
-MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
+from harness.mariadb import throwaway_url
 
 
 @pytest.fixture
@@ -30,21 +25,8 @@ def database_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'side.sqlite3'}"
         return
-    name = f"side_test_{secrets.token_hex(4)}"
-    admin = sa.create_engine(MARIADB + "/test")
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"CREATE DATABASE {name} CHARACTER SET utf8mb4"))
-    except sa.exc.OperationalError as exc:
-        admin.dispose()
-        message = f"MariaDB not reachable at {MARIADB}: {exc.orig}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    yield f"{MARIADB}/{name}?charset=utf8mb4"
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"DROP DATABASE {name}"))
-    admin.dispose()
+    with throwaway_url() as url:
+        yield url
 
 
 def schema_diff(url: str, target: sa.MetaData) -> list:

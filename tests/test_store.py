@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 import subprocess
 import sys
 from datetime import timedelta
@@ -17,28 +15,14 @@ from side.extract.claims import Citation, Claim
 from side.pipeline import Result, SourceStatus, Suggestion
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
-from conftest import IN_CI
-
-MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
+from harness.mariadb import throwaway_url
 
 
 @pytest.fixture(scope="module")
 def mariadb_url():
     """A throwaway database on the MariaDB server (CI and this machine run one on :3306)."""
-    name = f"side_test_{secrets.token_hex(4)}"
-    try:
-        admin = sa.create_engine(MARIADB + "/test")
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"CREATE DATABASE {name} CHARACTER SET utf8mb4"))
-    except sa.exc.OperationalError as exc:
-        message = f"MariaDB not reachable at {MARIADB}: {exc.orig}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    yield f"{MARIADB}/{name}?charset=utf8mb4"
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"DROP DATABASE {name}"))
-    admin.dispose()
+    with throwaway_url() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "mariadb"])

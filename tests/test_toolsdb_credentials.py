@@ -7,7 +7,6 @@ folder and open the results store on the real MariaDB server on 127.0.0.1:3306.
 
 from __future__ import annotations
 
-import os
 import secrets
 
 import pytest
@@ -18,24 +17,15 @@ from service.store.migrate import schema_version
 from service.store.optionfile import read_client_credentials
 from side.errors import ConfigError
 
-from conftest import IN_CI
+from harness.mariadb import MARIADB, admin_engine, throwaway_database
 
-MARIADB = os.environ.get("SIDE_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306")
 SERVER = sa.engine.make_url(MARIADB)
 
 
 @pytest.fixture(scope="module")
 def admin():
     """Root on the MariaDB server; skips (fails in CI) when none answers."""
-    engine = sa.create_engine(MARIADB + "/test")
-    try:
-        with engine.connect():
-            pass
-    except sa.exc.OperationalError as exc:
-        message = f"MariaDB not reachable at {MARIADB}: {exc.orig}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    engine = admin_engine()
     yield engine
     engine.dispose()
 
@@ -43,12 +33,8 @@ def admin():
 @pytest.fixture
 def database(admin):
     """A throwaway database, dropped afterwards."""
-    name = f"side_cnf_{secrets.token_hex(4)}"
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE DATABASE {name} CHARACTER SET utf8mb4"))
-    yield name
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"DROP DATABASE {name}"))
+    with throwaway_database(admin, "side_cnf") as name:
+        yield name
 
 
 def url_for(database: str, option_file: str) -> str:
