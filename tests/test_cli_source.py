@@ -30,6 +30,18 @@ def test_prints_main_text_as_json(server, capsys):
     source = json.loads(capsys.readouterr().out)
     assert source["title"] == "Harbour report"
     assert any("rebuilt in 1902" in s for s in source["sentences"])
+    assert source["assessment"] == {"state": "readable", "reason": ""}
+
+
+PAYWALL = b"""<html><head><title>Harbour news</title></head><body><article><h1>Harbour news</h1>
+<p>The council met on Tuesday.</p><p>Subscribe to continue reading.</p></article></body></html>"""
+
+
+def test_says_when_what_was_read_cannot_be_checked(server, capsys):
+    url = server.add("/news.html", Response(PAYWALL))
+    assert main(["source", url]) == 0
+    out = capsys.readouterr().out
+    assert "state: cannot check: paywall" in out and "subscribe to continue reading" in out
 
 
 @pytest.mark.parametrize("response, message", [

@@ -14,7 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "source", help="fetch a cited URL and print its main text and sentences",
         description="Fetch a URL the way `side verify` does (SSRF guard, size and time limits, "
-        "disk cache), extract its main text (HTML with trafilatura, PDF with pypdf) and print it.",
+        "disk cache), extract its main text (HTML with trafilatura, PDF with pypdf) and print it, "
+        "with whether Side can check claims against it (a paywall, a login or cookie wall, a soft "
+        "404, a parked domain or a page in another language cannot be checked).",
     )
     p.add_argument("url", help="http(s) URL of the cited source")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the source cache")
@@ -24,12 +26,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_source(args: argparse.Namespace, config: Config) -> int:
     from side.sources.fetch import fetch_source
+    from side.sources.states import assess_source
 
     source = fetch_source(args.url, config.fetch, None if args.no_cache else config.cache_dir)
+    assessment = assess_source(source)
     if args.json:
-        print(json.dumps(source.to_dict(), indent=2, ensure_ascii=False))
+        state = {"state": assessment.state, "reason": assessment.describe() if not assessment.readable else ""}
+        print(json.dumps({**source.to_dict(), "assessment": state}, indent=2, ensure_ascii=False))
         return 0
+    state = "readable" if assessment.readable else f"cannot check: {assessment.describe()}"
     print(f"title: {source.title}\ndate: {source.date}\nurl: {source.final_url}\n"
-          f"type: {source.content_type}\nsentences: {len(source.sentences)}\n")
+          f"type: {source.content_type}\nsentences: {len(source.sentences)}\nstate: {state}\n")
     print(source.text)
     return 0
