@@ -31,8 +31,8 @@ def run_source(args: argparse.Namespace, config: Config) -> int:
     source = fetch_source(args.url, config.fetch, None if args.no_cache else config.cache_dir)
     assessment = assess_source(source)
     if args.json:
-        state = {"state": assessment.state, "reason": assessment.describe() if not assessment.readable else ""}
-        print(json.dumps({**source.to_dict(), "assessment": state}, indent=2, ensure_ascii=False))
+        judged = {"state": assessment.state, "reason": assessment.describe() if not assessment.readable else ""}
+        print(json.dumps({**source.to_dict(), "assessment": judged}, indent=2, ensure_ascii=False))
         return 0
     state = "readable" if assessment.readable else f"cannot check: {assessment.describe()}"
     print(f"title: {source.title}\ndate: {source.date}\nurl: {source.final_url}\n"
