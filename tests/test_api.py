@@ -83,6 +83,26 @@ def test_known_done_work_is_answered_200_with_verdicts(client, store, queue, app
     assert client.get(f"/api/v1/checks/{check['id']}").get_json() == response.get_json()
 
 
+def test_a_source_that_could_not_be_checked_comes_back_as_cannot_check_with_its_reason(client, store):
+    from side.pipeline import Result, SourceStatus
+
+    first = client.post("/api/v1/checks", json=claims_body(n=3)).get_json()["check"]
+    claims = store.check(first["id"]).claims
+    paywall = 'paywall ("subscribe to continue reading"): only a teaser of a subscribers-only page was served'
+    finish(store, first["id"], [
+        Result(claims[0], SourceStatus.CANNOT_CHECK, source_error=paywall, reasons=[f"cannot check: {paywall}"]),
+        Result(claims[1], SourceStatus.UNAVAILABLE, source_error="HTTP 503 fetching https://example.org/report-1"),
+        Result(claims[2], SourceStatus.NO_URL),
+    ])
+
+    results = client.get(f"/api/v1/checks/{first['id']}").get_json()["check"]["results"]
+    assert [(r["verdict"], r["source_status"]) for r in results] == [
+        ("cannot_check", "cannot_check"), ("cannot_check", "unavailable"), ("unclear", "no_url")]
+    assert results[0]["source_error"] == paywall
+    assert results[1]["source_error"] == "HTTP 503 fetching https://example.org/report-1"
+    assert [(r["flagged"], r["score"]) for r in results] == [(False, None)] * 3
+
+
 def test_wikitext_snippet_is_split_into_claims(client, store):
     wikitext = ("Alsea operates Starbucks in Mexico.<ref>{{cite web |url=https://example.org/a |title=A}}</ref> "
                 "It was founded in 1990.<ref>[https://example.org/b Founding]</ref>")

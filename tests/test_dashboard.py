@@ -191,6 +191,21 @@ def test_check_page_lists_results_with_verdicts(client, flagged):
     assert not doc.xpath("//meta[@http-equiv='refresh']")
 
 
+def test_a_source_that_could_not_be_checked_shows_as_such_with_its_reason(client, store):
+    from side.pipeline import Result, SourceStatus
+
+    reasons = ["login wall: the page asks to sign in", "HTTP 503 fetching https://example.org/report-1"]
+    stored = make_check(client, store, lambda c: [Result(c[0], SourceStatus.CANNOT_CHECK, source_error=reasons[0]),
+                                                  Result(c[1], SourceStatus.UNAVAILABLE, source_error=reasons[1])])
+    doc = page(client.get(f"/dashboard/checks/{stored[0].check_id}"))
+    badges = doc.xpath("//span[contains(@class, 'verdict-')]")
+    assert [b.text_content() for b in badges] == ["could not be checked"] * 2
+    assert [b.get("class") for b in badges] == ["badge verdict-cannot-check"] * 2
+    assert [b.get("title") for b in badges] == reasons
+    detail = page(client.get(f"/dashboard/results/{stored[0].id}"))
+    assert texts(detail, "//dd[contains(@class, 'source-note')]") == [f"could not be checked: {reasons[0]}"]
+
+
 def test_stats_page_plots_scores_days_and_acceptance(client, store, flagged):
     store.add_feedback(flagged["nei"].id, "accept")
     store.add_feedback(flagged["worst"].id, "dismiss", reason="source-is-fine")

@@ -1,11 +1,13 @@
-"""How stored checks and results look to clients: the CHECK JSON and the three-way verdict.
+"""How stored checks and results look to clients: the CHECK JSON and the verdict.
 
 The gadget shows editors one word per citation, not a probability, so the API adds
 ``verdict`` (supported / unclear / fails) to each result, read from the stored score and flag
-with the shipped verifier's own flag threshold. That threshold is read from the model's
-``combiner.json`` through ``side.verify.verifier.Combiner.load`` (a few bytes of JSON; neither
-``side.verify.verifier`` nor ``side.verify.crossencoder`` imports torch at module level), so the web service
-never loads the model.
+with the shipped verifier's own flag threshold, or ``cannot_check`` when there was no source
+text to score (so the gadget says "could not be checked" and why, never a warning). That
+threshold is read from the model's ``combiner.json`` through
+``side.verify.verifier.Combiner.load`` (a few bytes of JSON; neither ``side.verify.verifier``
+nor ``side.verify.crossencoder`` imports torch at module level), so the web service never
+loads the model.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ MODEL_FILES = (WEIGHTS_FILE, META_FILE, COMBINER_FILE)
 #: A score this far above the flag threshold reads as "supported" (the same margin by which a
 #: better source must win to flag a citation, ``side.pipeline.BETTER_MARGIN``).
 SUPPORTED_MARGIN = 0.15
-VERDICTS = ("supported", "unclear", "fails")
+VERDICTS = ("supported", "unclear", "fails", "cannot_check")
+#: Source states with no text of the cited source to score: the page was not the source
+#: (``cannot_check``) or could not be fetched (``unavailable``). ``no_url`` is not one: such a
+#: citation has nothing to check, and stays ``unclear``.
+UNCHECKABLE = frozenset({SourceStatus.CANNOT_CHECK, SourceStatus.UNAVAILABLE})
 #: How a citation whose page was fetched but is not the source (``cannot_check``: a paywall,
 #: a wall, a soft 404, a foreign page...) is named where people read it.
 CANNOT_CHECK_TEXT = "could not be checked"
@@ -66,7 +72,11 @@ def source_note(result: StoredResult) -> str:
 
 
 def verdict_of(result: StoredResult, flag_threshold: float) -> str:
-    """``fails`` when flagged, ``supported`` when clearly above the threshold, else ``unclear``."""
+    """``cannot_check`` when the source had no text to score (checked first: an unread source
+    never reads as a failure, whatever the row's flag says), ``fails`` when flagged,
+    ``supported`` when clearly above the threshold, else ``unclear``."""
+    if result.source_status in UNCHECKABLE:
+        return "cannot_check"
     if result.flagged:
         return "fails"
     if result.score is not None and result.score >= flag_threshold + SUPPORTED_MARGIN:

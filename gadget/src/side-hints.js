@@ -1,6 +1,8 @@
 /**
  * The hints panel under the editor: one row per citation with its verdict, the evidence
- * sentence, and for weak citations the better sources with an "Insert citation" button.
+ * sentence, and for weak citations the better sources with an "Insert citation" button. A
+ * citation whose source could not be checked (a paywall, a wall, a fetch error...) says so
+ * calmly, with the service's reason, in grey like an unclear one (never as a warning).
  * Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in Vector 2022
  * without loading Vue; side.css adds the few layout rules.
  *
@@ -12,6 +14,8 @@ var VERDICT_MESSAGES = {
 	supported: 'side-verdict-supported',
 	unclear: 'side-verdict-unclear',
 	fails: 'side-verdict-fails',
+	// eslint-disable-next-line camelcase -- the API's verdict value
+	cannot_check: 'side-verdict-cannot-check',
 	pending: 'side-verdict-pending',
 	none: 'side-verdict-none'
 };
@@ -173,12 +177,22 @@ function createPanel( options ) {
 		return row;
 	}
 
+	/* Why there is no verdict: the service's reason as plain text (never markup), no alert role. */
+	function uncheckedNote( reason ) {
+		var note = el( 'div', 'side-hint__unchecked', null );
+		note.appendChild( el( 'p', 'side-hint__unchecked-text', msg( 'side-cannot-check' ) ) );
+		if ( reason ) {
+			note.appendChild( el( 'p', 'side-hint__reason', msg( 'side-cannot-check-reason', reason ) ) );
+		}
+		return note;
+	}
+
 	function hintRow( item ) {
 		var result = item.result, verdict = result ? result.verdict : ( item.pending ? 'pending' : 'none' ),
 			row = el( 'li', 'side-hint side-hint--' + verdict, null, { 'data-side-key': item.key, 'data-side-verdict': verdict } ),
 			head = el( 'div', 'side-hint__head' ), evidence, suggestions;
 		// Messages: side-verdict-supported, side-verdict-unclear, side-verdict-fails,
-		// side-verdict-pending, side-verdict-none
+		// side-verdict-cannot-check, side-verdict-pending, side-verdict-none
 		head.appendChild( el( 'span', 'side-verdict side-verdict--' + verdict,
 			msg( VERDICT_MESSAGES[ verdict ] ) ) );
 		head.appendChild( button( msg( 'side-show', item.number ), 'side-show', 'quiet', function () {
@@ -186,7 +200,9 @@ function createPanel( options ) {
 		} ) );
 		head.appendChild( el( 'q', 'side-hint__claim', item.text ) );
 		row.appendChild( head );
-		if ( result ) {
+		if ( result && verdict === 'cannot_check' ) {
+			row.appendChild( uncheckedNote( result.source_error ) );
+		} else if ( result ) {
 			evidence = strongest( result.evidence );
 			row.appendChild( el( 'div', 'side-hint__evidence', evidence ?
 				msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) ) );

@@ -1,5 +1,7 @@
 'use strict';
 
+const fs = require( 'fs' );
+const path = require( 'path' );
 const $ = require( 'jquery' );
 const { createController, claimFor } = require( '../src/side-controller.js' );
 const { createPanel } = require( '../src/side-hints.js' );
@@ -150,6 +152,46 @@ describe( 'the hints controller', () => {
 		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe(
 			'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)' );
 		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( '2 citations with a link.' );
+	} );
+
+	it( 'says calmly that a source could not be checked, and why, without a failure\'s styling', async () => {
+		const reason = 'login wall ("<b>Sign in</b> to continue"): the page asks to sign in';
+		setup( { consent: 'granted', answers: [ ( payload ) => ( { id: 'c1', status: 'done', results: [
+			result( payload.claims[ 0 ].key, 'unclear' ),
+			result( payload.claims[ 1 ].key, 'cannot_check', { source_status: 'cannot_check', source_error: reason,
+				score: null, evidence: [] } ) ] } ) ] } );
+		await settled();
+		const row = hint( 'cannot_check' );
+		expect( row.getAttribute( 'data-side-key' ) ).toBe( bad.key );
+		expect( row.querySelector( '.side-verdict' ).textContent ).toBe( 'Could not be checked' );
+		expect( row.querySelector( '.side-hint__unchecked-text' ).textContent ).toBe(
+			'Side could not check this source, so this is not a judgement of the citation.' );
+		expect( row.querySelector( '.side-hint__reason' ).textContent ).toBe( `Reason: ${ reason }` );
+		expect( row.querySelector( 'b' ) ).toBeNull();
+		expect( row.textContent ).not.toContain( 'fails' );
+		expect( row.textContent ).not.toContain( 'No sentence of the source' );
+		expect( row.className ).not.toContain( 'fails' );
+		expect( row.querySelector( '[class*="fails"], .cdx-message, [role="alert"], .side-insert' ) ).toBeNull();
+		expect( document.querySelector( '.side-panel__notice' ).textContent ).toBe( '' );
+	} );
+
+	it( 'styles a citation that could not be checked like an unclear one, not like a failure', async () => {
+		const style = document.createElement( 'style' );
+		style.textContent = fs.readFileSync( path.join( __dirname, '..', 'src', 'side.css' ), 'utf8' );
+		setup( { consent: 'granted', answers: [ ( payload ) => ( { id: 'c1', status: 'done', results: [
+			result( payload.claims[ 0 ].key, 'unclear' ),
+			result( payload.claims[ 1 ].key, 'cannot_check', { source_error: 'HTTP 503 fetching https://example.org/bad' } ) ] } ) ] } );
+		document.head.appendChild( style );
+		await settled();
+		const colours = ( verdict ) => {
+			const computed = getComputedStyle( hint( verdict ).querySelector( '.side-verdict' ) );
+			return [ computed.color, computed.backgroundColor ];
+		};
+		expect( hint( 'cannot_check' ).querySelector( '.side-hint__reason' ).textContent ).toBe(
+			'Reason: HTTP 503 fetching https://example.org/bad' );
+		expect( colours( 'cannot_check' ) ).toEqual( colours( 'unclear' ) );
+		expect( colours( 'cannot_check' )[ 0 ] ).toBe( 'rgb(84, 89, 93)' );
+		style.remove();
 	} );
 
 	it( 'links to the check\'s page when the service sends no page_url', async () => {
