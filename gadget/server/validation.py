@@ -198,8 +198,6 @@ def is_check_id(value: str) -> bool:
 
 def _sections(item: dict[str, Any], where: str) -> tuple[str, ...]:
     value = item.get("section", [])
-    if isinstance(value, str):
-        value = [value]
     if not isinstance(value, list) or len(value) > MAX_SECTIONS:
         raise bad(f"{where}section", f"must be a list of at most {MAX_SECTIONS} headings")
     for heading in value:

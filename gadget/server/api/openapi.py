@@ -64,16 +64,17 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
     revision = {"type": "integer", "minimum": 0, "maximum": v.MAX_REVISION, "nullable": True}
     common = {"wiki": {"type": "string", "pattern": v.WIKI_PATTERN},
               "title": string(v.MAX_TITLE, TITLE), "revision": revision, "parent_revision": revision}
-    url = string(v.MAX_URL, v.URL_PATTERN)
+    # Optional string fields: null is read as absent (validation.text), so the document says so.
+    url = string(v.MAX_URL, v.URL_PATTERN, nullable=True)
     feedback = {"result_id": {"type": "integer", "minimum": 1, "maximum": v.MAX_REVISION},
-                "suggestion_url": url, "user": string(v.MAX_USER),
-                "comment": string(v.MAX_COMMENT, MULTILINE)}
+                "suggestion_url": url, "user": string(v.MAX_USER, nullable=True),
+                "comment": string(v.MAX_COMMENT, MULTILINE, nullable=True)}
     return {
         "ClaimInput": {"type": "object", "additionalProperties": False, "required": ["text"], "properties": {
-            "key": string(v.MAX_KEY), "text": string(v.MAX_TEXT, NOT_BLANK),
-            "left_context": string(v.MAX_CONTEXT, MULTILINE),
+            "key": string(v.MAX_KEY, nullable=True), "text": string(v.MAX_TEXT, NOT_BLANK),
+            "left_context": string(v.MAX_CONTEXT, MULTILINE, nullable=True),
             "section": {"type": "array", "maxItems": v.MAX_SECTIONS, "items": string(v.MAX_SECTION, MULTILINE)},
-            "url": url, "citation_title": string(v.MAX_CITATION_TITLE)}},
+            "url": url, "citation_title": string(v.MAX_CITATION_TITLE, nullable=True)}},
         "ClaimsCheck": {"type": "object", "additionalProperties": False, "required": ["wiki", "title", "claims"],
                         "properties": {**common, "claims": {"type": "array", "minItems": 1,
                                                             "maxItems": v.MAX_CLAIMS, "items": ref("ClaimInput")}}},
@@ -85,7 +86,7 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
                                           "413 wikitext_too_large.")}},
         "AcceptFeedback": {"type": "object", "additionalProperties": False, "required": ["result_id", "action"],
                            "properties": {**feedback, "action": {"type": "string", "enum": ["accept"]},
-                                          "reason": string(64)}},
+                                          "reason": string(64, nullable=True)}},
         "DismissFeedback": {"type": "object", "additionalProperties": False,
                             "required": ["result_id", "action", "reason"],
                             "properties": {**feedback, "action": {"type": "string", "enum": ["dismiss"]},
