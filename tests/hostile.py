@@ -10,7 +10,7 @@ import functools
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["Deflated", "decompression_bomb", "pdf", "text_page", "token_bomb"]
+__all__ = ["Deflated", "decompression_bomb", "pdf", "pdf_document", "text_page", "token_bomb"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,13 @@ def pdf(*contents: bytes | Deflated, compress: bool = True) -> bytes:
         head = b"<< /Length %d%s >>" % (len(data), b" /Filter /FlateDecode" if deflated else b"")
         objects.append(head + b"\nstream\n" + data + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return pdf_document(objects)
+
+
+def pdf_document(objects: list[bytes], info: int | None = None) -> bytes:
+    """The PDF file holding ``objects`` (numbered from 1, object 1 the catalog): the body, a
+    cross-reference table with the real offsets, and a trailer naming object ``info`` as the
+    document information dictionary when given."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -45,7 +52,8 @@ def pdf(*contents: bytes | Deflated, compress: bool = True) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    extra = b" /Info %d 0 R" % info if info else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, extra, xref)
     return bytes(out)
 
 

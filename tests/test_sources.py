@@ -18,6 +18,7 @@ from side.errors import SourceBlockedError, SourceFetchError, UnsupportedContent
 from side.sources.fetch import Source, cache_path, fetch_source, source_from_html, source_from_text
 
 from conftest import need_data
+from hostile import pdf_document
 from httpserver import LocalServer, Response, redirect
 
 BENCHMARK = "fixtures/web_html/article_extraction_benchmark"
@@ -75,19 +76,7 @@ def make_pdf(text: str, title: str = "A test PDF") -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         f"<< /Title ({title}) >>".encode("latin-1"),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_document(objects, info=6)
 
 
 # --- successful fetches -------------------------------------------------------------------------
