@@ -70,6 +70,12 @@ class Citation:
     url_status: UrlStatus | None = None
     #: A ``{{dead link}}`` tag inside the ref or right after it.
     dead_link: bool = False
+    #: For a short citation (``{{sfn}}``...): the anchor id of the full citation it points to
+    #: (``CITEREFSmith2001``); None for other kinds, or a short one that names no work.
+    anchor: str | None = None
+    #: Whether a short citation was linked to its full citation: its url, title, dates are
+    #: then that citation's (see :mod:`side.extract.shortcites`). False when none had its anchor.
+    resolved: bool = False
 
     @property
     def has_url(self) -> bool:
@@ -94,6 +100,7 @@ class Citation:
         status = values.get("url_status")
         values["url_status"] = UrlStatus(str(status)) if status in UrlStatus._value2member_map_ else None
         values["dead_link"] = bool(values.get("dead_link"))
+        values["resolved"] = bool(values.get("resolved"))
         return cls(**values)
 
 

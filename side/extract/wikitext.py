@@ -42,7 +42,7 @@ from mwparserfromhell.nodes import ExternalLink, Heading, HTMLEntity, Tag, Templ
 from mwparserfromhell.wikicode import Wikicode
 
 from side.errors import InputError
-from side.extract import archivemarks
+from side.extract import archivemarks, shortcites
 from side.extract.claims import Citation, Claim
 from side.extract.parse import ParseLevel, ParseReport, parse_wikitext
 from side.extract.sentences import Flow as _Flow
@@ -205,9 +205,9 @@ def _classify_body(body: Wikicode, name: str | None, templates: list[Template], 
     for template, tname in zip(templates, names, strict=False):
         if _is_cite(tname):
             return _template_citation(template, "template", raw, name)
-    for tname in names:
+    for template, tname in zip(templates, names, strict=False):
         if tname in SHORT_TEMPLATES:
-            return Citation(id=citation_id(raw), kind="short", raw=raw, name=name, template=tname)
+            return _short_citation(template, tname, raw, name)
     links = body.filter_external_links(recursive=False)
     if links:
         link = links[0]
@@ -224,6 +224,12 @@ def _classify_body(body: Wikicode, name: str | None, templates: list[Template], 
             return _template_citation(template, "template", raw, name)
     text = _plain(body)[:300]
     return Citation(citation_id(raw), "text", raw, name, title=text or None)
+
+
+def _short_citation(template: Template, tname: str, raw: str, name: str | None = None) -> Citation:
+    """A short citation, with the anchor of the full citation it points to (linked later)."""
+    anchor = shortcites.short_anchor(template)
+    return Citation(id=citation_id(raw), kind="short", raw=raw, name=name, template=tname, anchor=anchor)
 
 
 def _dangling(name: str | None) -> Citation:
@@ -255,6 +261,8 @@ class _Walker:
         self.uses: list[_Use] = []
         self.definitions: dict[str, Citation] = {}
         self.report: ParseReport | None = None
+        #: The page's full citations by anchor, read when it has short citations to link.
+        self.targets: shortcites.Targets | None = None
 
     # -- recording -------------------------------------------------------------------------
     def record(self, marker: str, flow: _Flow, citation: Citation | None, name: str | None) -> None:
@@ -368,7 +376,7 @@ class _Walker:
         name = _template_name(node)
         if name in SHORT_TEMPLATES:
             raw = str(node).strip()
-            citation = Citation(id=citation_id(raw), kind="short", raw=raw, template=name)
+            citation = _short_citation(node, name, raw)
             self.record("short", flow, citation, None)
         elif name in LIST_TEMPLATES:
             for param in node.params:
@@ -462,7 +470,20 @@ def _walk_page(wikitext: str, context_words: int, max_claims: int | None = None)
     except Exception as error:  # noqa: BLE001 - the contract is "never raise on a str"
         # mwparserfromhell is very tolerant; should anything still fail, keep what was found.
         logger.warning("wikitext walk stopped early (%r); keeping %d uses", error, len(walker.uses))
+    if any(use.citation is not None and use.citation.anchor for use in walker.uses) or any(
+        c.anchor for c in walker.definitions.values()
+    ):
+        walker.targets = _targets(code)
     return walker
+
+
+def _targets(code: Wikicode) -> shortcites.Targets:
+    """Every citation template of the page, inside refs or not, by the anchor it makes."""
+    named = ((t, _template_name(t)) for t in code.filter_templates(recursive=True))
+    return shortcites.Targets(
+        ((t, name) for t, name in named if name not in SHORT_TEMPLATES),
+        lambda t: _template_citation(t, "template", str(t).strip(), None),
+    )
 
 
 def _dead_marked(walker: _Walker, citation: Citation) -> Citation:
@@ -481,6 +502,8 @@ def _resolve(walker: _Walker, title: str) -> list[Claim]:
             if not use.name:
                 continue
             citation = walker.definitions.get(use.name) or _dangling(use.name)
+        if walker.targets is not None:
+            citation = walker.targets.resolve(citation)
         citation = _dead_marked(walker, citation)
         index = uses_so_far[citation.id]
         uses_so_far[citation.id] += 1
@@ -534,6 +557,8 @@ def extract_citations(wikitext: str) -> list[Citation]:
     for claim in _resolve(walker, ""):
         seen.setdefault(claim.citation.id, claim.citation)
     for citation in walker.definitions.values():
+        if walker.targets is not None:
+            citation = walker.targets.resolve(citation)
         seen.setdefault(citation.id, citation)
     return list(seen.values())
 
