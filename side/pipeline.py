@@ -280,7 +280,7 @@ def _part_of(deadline: float | None, fraction: float) -> float | None:
 class CheckSources:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given.
 
-    Called with one URL it loads that one; :meth:`load_plans` (and :meth:`load_many`) load a
+    Called with one URL it loads that one; :meth:`load_plans` loads a
     whole check's URLs at once within ``budget`` (concurrently, bounded per host, time shared
     fairly). A ``fetch`` that takes a ``deadline`` keyword is told when its share ends.
 
@@ -380,10 +380,6 @@ class CheckSources:
                         else fetched.value or LoadedSource(SourceStatus.UNAVAILABLE, error="nothing loaded"))
         return out
 
-    def load_many(self, urls: Iterable[str]) -> dict[str, tuple[SourceStatus, list[str], str, str]]:
-        """Every distinct URL's (status, sentences, title, error), fetching within the budget."""
-        return {url: loaded.as_tuple() for url, loaded in self.load_plans(ReadPlan(u) for u in urls).items()}
-
 
 def make_source_loader(retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
                        budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
@@ -467,7 +463,7 @@ class Pipeline:
 
     def _source_results(self, claims: list[Claim]) -> list[Result]:
         """A Result per claim with its cited source loaded; each distinct URL is loaded once, all
-        of them together when the loader can (:meth:`CheckSources.load_many`)."""
+        of them together when the loader can (:meth:`CheckSources.load_plans`)."""
         results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
         cited: dict[str, list[Citation]] = {}
         for claim in claims:
@@ -488,9 +484,6 @@ class Pipeline:
         load_plans = getattr(self.load_source, "load_plans", None)
         if load_plans is not None:
             return dict(load_plans([ReadPlan.for_citations(url, citations) for url, citations in cited.items()]))
-        load_many = getattr(self.load_source, "load_many", None)
-        if load_many is not None:
-            return {url: LoadedSource.from_tuple(loaded) for url, loaded in load_many(list(cited)).items()}
         return {url: LoadedSource.from_tuple(self.load_source(url)) for url in cited}
 
     def _retrieve(self, claims: list[Claim]) -> list[list]:
