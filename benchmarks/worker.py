@@ -84,7 +84,7 @@ def real_checks(n: int, per_check: int, server: Pages) -> list[list[Claim]]:
     return [claims[i : i + per_check] for i in range(0, len(claims), per_check)]
 
 
-def load_checker(threads: int):
+def load_pipeline(threads: int):
     """The in-process peer: the Pipeline ``side verify`` builds, model loaded and warmed up."""
     import torch
 
@@ -95,10 +95,10 @@ def load_checker(threads: int):
 
     torch.set_num_threads(threads)
     fetch_config = FetchConfig(allow_hosts=["127.0.0.1"])
-    checker = Pipeline.from_config(load_config(), use_index=False,
+    pipeline = Pipeline.from_config(load_config(), use_index=False,
                                   fetch=lambda url: fetch_source(url, fetch_config, None))
-    checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
-    return checker
+    pipeline.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
+    return pipeline
 
 
 def fresh(checks: list[list[Claim]], run: int) -> list[list[Claim]]:
@@ -107,11 +107,11 @@ def fresh(checks: list[list[Claim]], run: int) -> list[list[Claim]]:
             for claims in checks]
 
 
-def run_in_process(checker, checks: list[list[Claim]]) -> float:
+def run_in_process(pipeline, checks: list[list[Claim]]) -> float:
     """Seconds for the in-process Pipeline to check every Check."""
     started = time.perf_counter()
     for claims in checks:
-        checker.verify_claims(claims)
+        pipeline.verify_claims(claims)
     return time.perf_counter() - started
 
 
@@ -178,13 +178,13 @@ def main() -> None:
     print(f"{citations} WiCE dev citations in {args.repeat} runs of {per_run} checks; "
           f"{args.threads} torch threads per process")
 
-    checker = load_checker(args.threads)
+    pipeline = load_pipeline(args.threads)
     peer, queue = [], []
     with tempfile.TemporaryDirectory() as tmp:
         stack, config = start_stack(args.threads, args.workers, Path(tmp))
         try:
             for run, checks in enumerate(runs):  # alternate, so both see the same machine load
-                peer.append(run_in_process(checker, fresh(checks, 2 * run)))
+                peer.append(run_in_process(pipeline, fresh(checks, 2 * run)))
                 queue.append(run_queue(config, fresh(checks, 2 * run + 1), run))
                 print(f"run {run + 1}: in-process {peer[-1]:.1f} s, queue {queue[-1]:.1f} s", flush=True)
         finally:

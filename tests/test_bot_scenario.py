@@ -126,7 +126,7 @@ def test_scenario_is_a_clear_case(scenario, tmp_path):
     assert [c.text for c in claims] == [GOOD_CLAIM, BAD_CLAIM]
     verifier = Verifier.load(device="cpu")
     config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=5)
-    checker = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
-    good, bad = checker.verify_claims(claims)
+    pipeline = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
+    good, bad = pipeline.verify_claims(claims)
     assert good.verdict.score > verifier.flag_threshold + 0.3 and not good.flagged
     assert bad.flagged and bad.verdict.score < report_threshold(-1.0)

@@ -63,7 +63,7 @@ class WorkerContext:
     """What a worker loads once and every job uses."""
 
     store: Store
-    checker: Pipeline
+    pipeline: Pipeline
 
 
 _context: WorkerContext | None = None
@@ -133,7 +133,7 @@ def run_check(check_id: str) -> dict[str, Any]:
     record = store.start(check_id)
     started = time.monotonic()
     try:
-        outcomes = context.checker.verify_claims(record.claims)
+        outcomes = context.pipeline.verify_claims(record.claims)
         done = store.finish(check_id, outcomes, time.monotonic() - started)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

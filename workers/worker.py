@@ -255,7 +255,7 @@ def with_fetch_budget(config: Config) -> Config:
     return dataclasses.replace(config, fetch=dataclasses.replace(config.fetch, check_budget_s=limit))
 
 
-def load_checker(config: Config, args: argparse.Namespace):
+def load_pipeline(config: Config, args: argparse.Namespace):
     """The Pipeline with the model and index loaded, warmed up by one tiny verification."""
     from side.pipeline import Pipeline
     from side.sources.fetch import fetch_source
@@ -271,13 +271,13 @@ def load_checker(config: Config, args: argparse.Namespace):
     started = time.monotonic()
     config = with_fetch_budget(config)
     fetch = retrying(lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline))
-    checker = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
-    checker.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
-    log.info("loaded the verifier on %s (%s)%s in %.1f s", checker.verifier.cross_encoder.device,
-             checker.verifier.cross_encoder.precision,
-             "" if checker.retriever is None else f" and an index of {len(checker.retriever.corpus.documents)} "
+    pipeline = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
+    pipeline.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
+    log.info("loaded the verifier on %s (%s)%s in %.1f s", pipeline.verifier.cross_encoder.device,
+             pipeline.verifier.cross_encoder.precision,
+             "" if pipeline.retriever is None else f" and an index of {len(pipeline.retriever.corpus.documents)} "
              "documents", time.monotonic() - started)
-    return checker
+    return pipeline
 
 
 def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any,
@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"side-worker: error: {exc}", file=sys.stderr)
         return 2
     try:
-        set_context(WorkerContext(store=store, checker=load_checker(config, args)))
+        set_context(WorkerContext(store=store, pipeline=load_pipeline(config, args)))
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)
         print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "
