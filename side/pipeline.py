@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
@@ -28,6 +28,7 @@ from side.sources.archive import wayback_timestamp
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.sources.states import assess_source
 from side.text import split_sentences
+from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
@@ -137,19 +138,40 @@ class Result:
     source_url: str = ""
     #: ... and why that copy rather than the live page at first try ("" when it was).
     source_fallback: str = ""
+    #: Not supported at the talk-page report's operating point (precision >= 0.9 on train data).
+    reportable: bool = False
     #: The cited source's sentences while the Pipeline runs (not reported).
     source_sentences: list[str] = field(default_factory=list, repr=False)
 
     @property
     def failure_likelihood(self) -> float | None:
-        """1 - support score; what the report is ordered by."""
-        return None if self.verdict is None else round(1.0 - self.verdict.score, 4)
+        """1 - support score; what the report is ordered by (None: the citation was not scored)."""
+        if self.verdict is None or self.verdict.level is VerdictLevel.CANNOT_CHECK:
+            return None
+        return round(1.0 - self.verdict.score, 4)
+
+    @property
+    def level(self) -> VerdictLevel:
+        """What the editor is told: supported, partially / not supported, or cannot check."""
+        return self.verdict.level if self.verdict else VerdictLevel.CANNOT_CHECK
+
+    @property
+    def level_reason(self) -> str:
+        """Why the citation cannot be checked ("" when it could be)."""
+        if self.level is not VerdictLevel.CANNOT_CHECK:
+            return ""
+        if self.verdict is not None:
+            return self.verdict.reason or "the source could not be read"
+        if self.source_status == SourceStatus.NO_URL:
+            return "the citation has no URL to read"
+        return self.source_error or "the source could not be read"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "claim": self.claim.to_dict(), "source_status": self.source_status, "source_error": self.source_error,
             "verdict": self.verdict.to_dict() if self.verdict else None, "url_depth": self.url_depth,
-            "rank": self.rank, "flagged": self.flagged, "reasons": self.reasons,
+            "level": self.level, "level_reason": self.level_reason,
+            "rank": self.rank, "flagged": self.flagged, "reportable": self.reportable, "reasons": self.reasons,
             "failure_likelihood": self.failure_likelihood,
             "suggestions": [s.to_dict() for s in self.suggestions],
             "source_copy": self.source_copy, "source_url": self.source_url, "source_fallback": self.source_fallback,
@@ -157,14 +179,15 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
-        """The inverse of :meth:`to_dict` (``failure_likelihood`` follows from the verdict)."""
+        """The inverse of :meth:`to_dict` (``level`` and ``failure_likelihood`` follow from the verdict)."""
         verdict = data.get("verdict")
         rank, depth = data.get("rank"), data.get("url_depth")
         return cls(
             claim=Claim.from_dict(data["claim"]), source_status=SourceStatus(data["source_status"]),
             verdict=Verdict.from_dict(verdict) if verdict else None, source_error=str(data.get("source_error") or ""),
             url_depth=None if depth is None else int(depth), rank=None if rank is None else int(rank),
-            flagged=bool(data.get("flagged")), reasons=[str(r) for r in data.get("reasons", [])],
+            flagged=bool(data.get("flagged")), reportable=bool(data.get("reportable")),
+            reasons=[str(r) for r in data.get("reasons", [])],
             suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
             source_copy=SourceCopy(data["source_copy"]) if data.get("source_copy") else None,
             source_url=str(data.get("source_url") or ""), source_fallback=str(data.get("source_fallback") or ""),
@@ -399,6 +422,10 @@ class Pipeline:
         self.load_source = load_source or make_source_loader(retriever)
         self.candidates = candidates
         self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
+        cuts = verifier.levels
+        #: Score to level; an explicit ``flag_threshold`` moves the supported cut (and the ones under it).
+        self.levels = cuts if flag_threshold is None else LevelThresholds(
+            flag_threshold, min(cuts.not_supported, flag_threshold), min(cuts.report, flag_threshold))
 
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
@@ -517,9 +544,20 @@ class Pipeline:
             self._decide(result, found.get(n, [])[: self.candidates])
             result.source_sentences = []
 
+    def _leveled(self, verdict: Verdict) -> Verdict:
+        """The verdict with the level of its score under this pipeline's cuts; a verdict that
+        could not be reached (it says why) stays "cannot check"."""
+        if verdict.level is VerdictLevel.CANNOT_CHECK and verdict.reason:
+            return verdict
+        level = self.levels.level(verdict.score)
+        return verdict if level is verdict.level else replace(verdict, level=level)
+
     def _decide(self, result: Result, candidates: list[tuple[Any, Verdict]]) -> None:
+        if result.verdict is not None:
+            result.verdict = self._leveled(result.verdict)
+        candidates = [(h, self._leveled(v)) for h, v in candidates]
         candidates.sort(key=lambda hv: -hv[1].score)
-        current = result.verdict.score if result.verdict else None
+        current = result.verdict.score if result.verdict and result.level is not VerdictLevel.CANNOT_CHECK else None
         better = [(h, v) for h, v in candidates if current is None or v.score > current]
         result.suggestions = [
             Suggestion(h.url, h.title, v.score, v.evidence[0] if v.evidence else None, cite_web(h.url, h.title),
@@ -536,13 +574,16 @@ class Pipeline:
             else:
                 result.reasons.append(f"source unavailable: {result.source_error}")
             return
-        current = result.verdict.score  # the citation's own score, now known to exist
-        result.rank = 1 + len(better)
         if result.verdict.reason:
             result.reasons.append(result.verdict.reason)
-        if current < self.flag_threshold:
+        if result.level is VerdictLevel.CANNOT_CHECK:  # nothing was scored: never flagged, never reported
+            return
+        current = result.verdict.score  # the citation's own score, now known to exist
+        result.rank = 1 + len(better)
+        if result.level.needs_review:
             result.flagged = True
-            result.reasons.append(f"support {current:.2f} below threshold {self.flag_threshold:.2f}")
+            result.reasons.append(f"{result.level.text}: support {current:.2f} below {self.flag_threshold:.2f}")
+            result.reportable = self.levels.reportable(result.level, current)
         if better and better[0][1].score >= current + BETTER_MARGIN:
             result.flagged = True
             result.reasons.append(_better_reason(better[0], bool(result.suggestions)))

@@ -12,6 +12,7 @@ import pytest
 
 from gadget.server.dashboard.charts import nice_max
 from gadget.server.links import WikiLinks, parse_wiki_urls
+from side.verify.levels import VerdictLevel
 
 from webapp import WIKI_URL, claims_body, finish, outcome
 
@@ -39,7 +40,7 @@ def make_check(client, store, outcomes_of, wiki="enwiki", title="Alsea (company)
 def flagged(client, store):
     """Three flagged citations (scores 0.05, 0.30, 0.20) on two wikis, and one supported."""
     first = make_check(client, store, lambda c: [
-        outcome(c[0], 0.30, True, label="NOT ENOUGH INFO",
+        outcome(c[0], 0.30, True, label="NOT ENOUGH INFO", level=VerdictLevel.PARTIALLY_SUPPORTED,
                 suggestion=("https://better.example/report", "Alsea annual report 2023",
                             "Alsea operates 1 Starbucks store in Mexico."),
                 evidence=("Alsea is a restaurant operator.", "It runs cafés in Mexico and Spain.")),
@@ -63,8 +64,8 @@ def test_queue_lists_flagged_citations_most_likely_failed_first(client, flagged)
 @pytest.mark.parametrize("query, expected", [
     ("wiki=enwiki", ["nei"]),
     ("wiki=testwiki_local", ["worst", "refuted"]),
-    ("label=REFUTES", ["worst", "refuted"]),
-    ("label=NOT+ENOUGH+INFO", ["nei"]),
+    ("level=not_supported", ["worst", "refuted"]),
+    ("level=partially_supported", ["nei"]),
     ("min_score=0.1&max_score=0.25", ["refuted"]),
     ("max_score=0.1", ["worst"]),
     ("since=2000-01-01&until=2999-01-01", ["worst", "refuted", "nei"]),
@@ -78,7 +79,7 @@ def test_queue_filters(client, flagged, query, expected):
 
 
 @pytest.mark.parametrize("query", ["min_score=abc", "max_score=2", "since=yesterday", "status=gone",
-                                   "label=MAYBE", "wiki=EN%20WIKI", "page=0", "page=-1"])
+                                   "level=MAYBE", "level=NOT+ENOUGH+INFO", "wiki=EN%20WIKI", "page=0", "page=-1"])
 def test_bad_filters_are_a_400_page(client, query):
     response = client.get(f"/dashboard/?{query}", headers=HTML)
     assert response.status_code == 400

@@ -24,6 +24,7 @@ from service.store import Store
 from side.config import Config
 from side.extract.claims import Claim
 from side.pipeline import Result, SourceStatus, Suggestion, cite_web
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 WIKI_URL = "http://wiki.test:8080"
@@ -76,8 +77,14 @@ def store(app) -> Store:
 
 
 def outcome(claim: Claim, score: float, flagged: bool, label: str = "REFUTES",
-            suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = ()) -> Result:
-    """One Result as a worker hands it to the store; ``suggestion`` is (url, title, sentence)."""
+            suggestion: tuple[str, str, str] | None = None, evidence: tuple[str, ...] = (),
+            level: VerdictLevel | None = None, unsupported: tuple[str, ...] = (), reportable: bool = False) -> Result:
+    """One Result as a worker hands it to the store; ``suggestion`` is (url, title, sentence).
+
+    ``level`` defaults to not supported for a flagged result, supported otherwise.
+    """
+    if level is None:
+        level = VerdictLevel.NOT_SUPPORTED if flagged else VerdictLevel.SUPPORTED
     sentences = tuple(Evidence(text=t, sentence_index=n * 3, score=round(0.9 - n * 0.2, 2))
                       for n, t in enumerate(evidence))
     suggestions = []
@@ -87,8 +94,10 @@ def outcome(claim: Claim, score: float, flagged: bool, label: str = "REFUTES",
                                       evidence=Evidence(text=sentence, sentence_index=4, score=0.93),
                                       cite=cite_web(url, title)))
     return Result(claim=claim, source_status=SourceStatus.FETCHED,
-                  verdict=Verdict(label=VerdictLabel(label), score=score, evidence=sentences), rank=2 if flagged else 1,
-                  flagged=flagged, reasons=["the cited source does not support the claim"] if flagged else [],
+                  verdict=Verdict(label=VerdictLabel(label), score=score, evidence=sentences, level=level,
+                                  unsupported=unsupported),
+                  rank=2 if flagged else 1, flagged=flagged, reportable=reportable,
+                  reasons=["the cited source does not support the claim"] if flagged else [],
                   suggestions=suggestions)
 
 

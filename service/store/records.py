@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from side.errors import InputError, SideError
 from side.extract.claims import Claim
 from side.pipeline import SourceCopy, SourceStatus, Suggestion
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 __all__ = [
@@ -235,6 +236,12 @@ class StoredResult:
     source_copy: SourceCopy | None = None
     source_url: str = ""
     source_fallback: str = ""
+    #: What people are shown: supported, partially / not supported, or cannot check ...
+    level: VerdictLevel = VerdictLevel.CANNOT_CHECK
+    #: ... why it cannot be checked ("" when it could be) ...
+    level_reason: str = ""
+    #: ... and whether it is not supported at the talk-page report's operating point.
+    reportable: bool = False
 
     @property
     def claim_text(self) -> str:
@@ -254,7 +261,8 @@ class StoredResult:
                 "client_key": self.client_key, "claim_key": self.claim_key, "claim": self.claim.to_dict(),
                 "url": self.citation_url, "source_status": self.source_status,
                 "source_error": self.source_error, "source_copy": self.source_copy, "source_url": self.source_url,
-                "source_fallback": self.source_fallback, "label": self.label, "score": self.score,
+                "source_fallback": self.source_fallback, "label": self.label, "level": self.level,
+                "level_reason": self.level_reason, "reportable": self.reportable, "score": self.score,
                 "failure_likelihood": self.failure_likelihood, "flagged": self.flagged, "rank": self.rank,
                 "url_depth": self.url_depth, "reasons": self.reasons,
                 "evidence": [e.to_dict() for e in self.evidence],
@@ -281,7 +289,9 @@ class StoredResult:
                    created_at=required_time(data.get("created_at")), wiki=data.get("wiki", ""),
                    title=data.get("title", ""), revision=data.get("revision"),
                    parent_revision=data.get("parent_revision"),
-                   origin=Origin(data["origin"]) if data.get("origin") else None)
+                   origin=Origin(data["origin"]) if data.get("origin") else None,
+                   level=VerdictLevel(data.get("level") or VerdictLevel.CANNOT_CHECK),
+                   level_reason=str(data.get("level_reason") or ""), reportable=bool(data.get("reportable")))
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from service.store.tables import checks, feedback, inserted_id, results
 from side.errors import InputError
 from side.extract.claims import Claim
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
 
 __all__ = ["Store"]
@@ -198,7 +199,7 @@ class Store(ReportLedger):
         check = self.latest_for_page(wiki, title)
         return check, ([] if check is None else self.results(check.id))
 
-    def flagged(self, wiki: str | None = None, label: VerdictLabel | None = None,
+    def flagged(self, wiki: str | None = None, level: VerdictLevel | None = None,
                 review_status: ReviewStatus | None = ReviewStatus.OPEN,
                 min_score: float | None = None, max_score: float | None = None,
                 since: datetime | None = None, until: datetime | None = None, origin: Origin | None = None,
@@ -206,7 +207,7 @@ class Store(ReportLedger):
         """The patrol queue: flagged citations, most likely failed verification first."""
         query = self._results_query().where(results.c.flagged.is_(True))
         conditions = [
-            (wiki, lambda v: checks.c.wiki == v), (label, lambda v: results.c.label == v),
+            (wiki, lambda v: checks.c.wiki == v), (level, lambda v: results.c.level == v),
             (review_status, lambda v: results.c.review_status == v),
             (min_score, lambda v: results.c.score >= v), (max_score, lambda v: results.c.score <= v),
             (since, lambda v: results.c.created_at >= v), (until, lambda v: results.c.created_at < v),
@@ -307,7 +308,8 @@ def _result_row(check: Check, position: int, result: Result, now: datetime) -> d
         "claim_key": claim.key[:32], "claim_text": claim.text, "citation_url": claim.citation.url or "",
         "claim": _json(claim.to_dict()), "source_status": result.source_status,
         "source_error": result.source_error, "source_read": _source_read(result),
-        "label": verdict.label if verdict else None, "score": verdict.score if verdict else None,
+        "label": verdict.label if verdict else None, "level": result.level, "level_reason": result.level_reason,
+        "reportable": result.reportable, "score": verdict.score if verdict else None,
         "failure_likelihood": result.failure_likelihood, "flagged": result.flagged,
         "rank": result.rank, "url_depth": result.url_depth, "reasons": _json(result.reasons),
         "verdict": _json(verdict.to_dict()) if verdict else None,
@@ -332,6 +334,9 @@ def _result_record(row) -> StoredResult:
     data["claim"] = Claim.from_dict(json.loads(data["claim"]))
     data["source_status"] = SourceStatus(data["source_status"])
     data["label"] = VerdictLabel(data["label"]) if data["label"] else None
+    data["level"] = VerdictLevel(data["level"])
+    data["level_reason"] = data["level_reason"] or ""
+    data["reportable"] = bool(data["reportable"])
     data["reasons"] = json.loads(data["reasons"])
     data["verdict"] = Verdict.from_dict(json.loads(data["verdict"])) if data["verdict"] else None
     data["suggestions"] = [Suggestion.from_dict(s) for s in json.loads(data["suggestions"])]

@@ -57,7 +57,11 @@ results = sa.Table(
     sa.Column("source_error", sa.Text, nullable=False),
     #: Which copy of the source was read, as JSON (migration 0002); see StoredResult.source_copy.
     sa.Column("source_read", sa.Text, nullable=True),
+    #: The model's own class (internal); people are shown ``level`` (migration 0003).
     sa.Column("label", sa.String(32), nullable=True),
+    sa.Column("level", sa.String(24), nullable=False, server_default="cannot_check"),
+    sa.Column("level_reason", sa.Text, nullable=True),
+    sa.Column("reportable", sa.Boolean, nullable=False, server_default="0"),
     sa.Column("score", sa.Float, nullable=True),
     sa.Column("failure_likelihood", sa.Float, nullable=True),
     sa.Column("flagged", sa.Boolean, nullable=False),
@@ -72,6 +76,7 @@ results = sa.Table(
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),
+    sa.Index("ix_results_level", "level", "review_status"),
 )
 
 feedback = sa.Table(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from side.config import Config
 from side.errors import InputError
+from side.verify.levels import VerdictLevel
 
 __all__ = ["register", "load_article", "run_verify", "print_report"]
 
@@ -113,13 +114,17 @@ def print_report(report: ArticleResults) -> None:
         verdict = result.verdict
         likelihood = "-" if result.failure_likelihood is None else f"{result.failure_likelihood:.2f}"
         label = "[red]FLAG[/red] " if result.flagged else ""
-        label += f"{verdict.label} ({verdict.score:.2f})" if verdict else result.source_status
+        label += _LEVEL_STYLE[result.level].format(result.level.text)
+        if result.failure_likelihood is not None and verdict is not None:
+            label += f" ({verdict.score:.2f})"
         cite = result.claim.citation
         source = cite.url or cite.title or cite.raw[:80]
         if result.url_depth is not None:
             source += f"  [dim](depth {result.url_depth})[/dim]"
         source += _copy_note(result)
         why = "; ".join(result.reasons)
+        if verdict and verdict.unsupported:
+            why += "\n[dim]not backed by the source:[/dim] " + ", ".join(f"“{w}”" for w in verdict.unsupported)
         if verdict and verdict.evidence:
             why += f"\n[dim]best evidence:[/dim] {verdict.evidence[0].text[:200]}"
         for s in result.suggestions[:2]:
@@ -127,6 +132,12 @@ def print_report(report: ArticleResults) -> None:
             why += f"\n[green]suggest[/green] {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}"
         table.add_row(str(n), likelihood, label, result.claim.text[:300], source, why.strip())
     console.print(table)
+
+
+_LEVEL_STYLE = {
+    VerdictLevel.SUPPORTED: "[green]{}[/green]", VerdictLevel.PARTIALLY_SUPPORTED: "[yellow]{}[/yellow]",
+    VerdictLevel.NOT_SUPPORTED: "[red]{}[/red]", VerdictLevel.CANNOT_CHECK: "[dim]{}[/dim]",
+}
 
 
 def _copy_note(result: Result) -> str:

@@ -41,6 +41,7 @@ from side.verify.evidence import (
     salient_coverage,
     select_evidence,
 )
+from side.verify.levels import LevelThresholds, VerdictLevel
 
 __all__ = [
     "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
@@ -87,34 +88,44 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Label and support score of a Claim against one Source."""
+    """How well one Source supports a Claim: the level an editor reads, and what it rests on."""
 
+    #: The cross-encoder's class of the best evidence (FEVER's labels): the model's vocabulary,
+    #: kept for SciFact-style evaluation; people are shown :attr:`level`.
     label: VerdictLabel
-    #: Calibrated support in [0, 1]: higher means better supported. Used for ranking and flags.
+    #: Calibrated support in [0, 1]: higher means better supported. Used for ranking and levels.
     score: float
     probabilities: dict[str, float] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
     signals: dict[str, float] = field(default_factory=dict)
     reason: str = ""
+    #: Supported, partially supported, not supported (from :attr:`score`), or cannot check.
+    level: VerdictLevel = VerdictLevel.CANNOT_CHECK
+    #: For a partially supported claim, the words of the claim the source does not back.
+    unsupported: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["evidence"] = [e.to_dict() for e in self.evidence]
+        data["unsupported"] = list(self.unsupported)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        """The inverse of :meth:`to_dict`; an unknown label is a ValueError, not a silent string."""
+        """The inverse of :meth:`to_dict`; an unknown label or level is a ValueError, not a silent string."""
         return cls(
             label=VerdictLabel(data["label"]), score=float(data["score"]),
             probabilities=dict(data.get("probabilities", {})),
             evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence", [])),
             signals=dict(data.get("signals", {})), reason=data.get("reason", ""),
+            level=VerdictLevel(data.get("level") or VerdictLevel.CANNOT_CHECK),
+            unsupported=tuple(str(w) for w in data.get("unsupported", ())),
         )
 
 
 def not_enough_info(reason: str) -> Verdict:
-    return Verdict(label=VerdictLabel.NOT_ENOUGH_INFO, score=0.0, reason=reason)
+    """A verdict that could not be reached (empty claim or source, a language the model cannot read)."""
+    return Verdict(label=VerdictLabel.NOT_ENOUGH_INFO, score=0.0, reason=reason, level=VerdictLevel.CANNOT_CHECK)
 
 
 @dataclass(frozen=True)
@@ -154,10 +165,18 @@ class Combiner:
     scale: list[float]
     coef: list[float]
     intercept: float
+    #: Below it a claim is not fully supported (partially or not supported): flagged for review.
     flag_threshold: float = 0.5
-    #: High-precision cut (Side's 15%-recall operating point), for reports posted on talk pages.
+    #: High-precision cut, for reports posted on talk pages.
     report_threshold: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    #: Below it a claim is not supported (None: the same as ``flag_threshold``).
+    not_supported_threshold: float | None = None
+
+    @property
+    def levels(self) -> LevelThresholds:
+        not_supported = self.flag_threshold if self.not_supported_threshold is None else self.not_supported_threshold
+        return LevelThresholds(self.flag_threshold, not_supported, min(self.report_threshold, not_supported))
 
     def score(self, signals: dict[str, float]) -> float:
         x = np.array([signals[f] for f in FEATURES], dtype=np.float64)
@@ -224,7 +243,12 @@ class Verifier:
 
     @property
     def flag_threshold(self) -> float:
-        return self.combiner.flag_threshold if self.combiner else 0.5
+        return self.levels.supported
+
+    @property
+    def levels(self) -> LevelThresholds:
+        """The cuts from support score to level (the combiner's, chosen on train data)."""
+        return self.combiner.levels if self.combiner else LevelThresholds()
 
     def _prepare(self, query: Query, sentences: list[str]) -> Prepared:
         sentences = [s[:MAX_SENTENCE_CHARS] for s in sentences if s and s.strip()][:MAX_SENTENCES]
@@ -303,7 +327,7 @@ class Verifier:
         if signals["ce_refute"] > 0.5 and signals["ce_refute"] > signals["ce_support"]:
             label = VerdictLabel.REFUTES
         return Verdict(
-            label=label, score=round(score, 4),
+            label=label, score=round(score, 4), level=self.levels.level(score),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
             evidence=evidence, signals={k: round(v, 4) for k, v in signals.items()},
         )

@@ -26,7 +26,8 @@ from gadget.server.present import CANNOT_CHECK_TEXT, source_note, verdict_of
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
 from service.store import Check, DismissReason, ReviewStatus, StoredResult
-from side.verify.verifier import Evidence, VerdictLabel
+from side.verify.levels import VerdictLevel
+from side.verify.verifier import Evidence
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,8 @@ bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", template_folder="
                static_folder="static", static_url_path="/static")
 
 PAGE_SIZE = 25
-LABELS: dict[str, str] = {VerdictLabel.REFUTES: "refuted", VerdictLabel.NOT_ENOUGH_INFO: "not enough info",
-                          VerdictLabel.SUPPORTS: "supported, better source found"}
+#: The verdict levels, as the queue's filter and the pages name them.
+LEVELS: dict[str, str] = {level.value: level.text for level in VerdictLevel}
 REASON_TEXT: dict[str, str] = {DismissReason.NOT_RELEVANT: "The suggestion is not relevant",
                                DismissReason.SOURCE_IS_FINE: "The cited source is fine",
                                DismissReason.SUGGESTION_WRONG: "The suggested source is wrong",
@@ -56,7 +57,7 @@ class QueueFilters:
     """The queue's filters, parsed from the query string (bad values are a 400 page)."""
 
     wiki: str = ""
-    label: VerdictLabel | None = None
+    level: VerdictLevel | None = None
     min_score: float | None = None
     max_score: float | None = None
     since: date | None = None
@@ -66,14 +67,14 @@ class QueueFilters:
     page: int = 1
 
     def store_kwargs(self) -> dict[str, Any]:
-        return {"wiki": self.wiki or None, "label": self.label,
+        return {"wiki": self.wiki or None, "level": self.level,
                 "review_status": None if self.status == ALL_STATUSES else ReviewStatus(self.status),
                 "min_score": self.min_score, "max_score": self.max_score,
                 "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
 
     def query(self, **changes: Any) -> dict[str, Any]:
         """Query-string values of these filters (for pagination links)."""
-        values = {"wiki": self.wiki, "label": self.label, "min_score": self.min_score,
+        values = {"wiki": self.wiki, "level": self.level, "min_score": self.min_score,
                   "max_score": self.max_score, "since": self.since, "until": self.until,
                   "status": self.status, "page": self.page, **changes}
         return {k: v for k, v in values.items() if v not in (None, "")}
@@ -120,13 +121,13 @@ def _arg_int(name: str, default: int, allowed: range) -> int:
 
 def parse_filters() -> QueueFilters:
     wiki = request.args.get("wiki", "").strip()
-    label = request.args.get("label", "").strip()
+    level = request.args.get("level", "").strip()
     status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
-    if label and label not in LABELS:
-        raise ApiError(f"label: one of {', '.join(LABELS)}")
+    if level and level not in LEVELS:
+        raise ApiError(f"level: one of {', '.join(LEVELS)}")
     if status not in {*ReviewStatus, ALL_STATUSES}:
         raise ApiError(f"status: one of {', '.join(ReviewStatus)}, {ALL_STATUSES}")
-    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", label=VerdictLabel(label) if label else None,
+    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", level=VerdictLevel(level) if level else None,
                         min_score=_arg_float("min_score"), max_score=_arg_float("max_score"),
                         since=_arg_date("since"), until=_arg_date("until"),
                         status=status, page=_arg_int("page", 1, range(1, 10_001)))
@@ -196,7 +197,7 @@ def queue() -> str:
     filters = parse_filters()
     rows = svc.store.flagged(**filters.store_kwargs(), limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
     return render_template("queue.html", filters=filters, results=rows[:PAGE_SIZE], more=len(rows) > PAGE_SIZE,
-                           wikis=svc.store.wikis(), counts=svc.store.count_flagged(), labels=LABELS,
+                           wikis=svc.store.wikis(), counts=svc.store.count_flagged(), levels=LEVELS,
                            statuses=list(ReviewStatus))
 
 
@@ -218,7 +219,7 @@ def result_detail(result_id: int) -> str:
         passage=best_passage(result), feedback=svc.store.feedback_for(result.id), reasons=REASON_TEXT,
         article_url=svc.links.revision(result.wiki, result.title, result.revision),
         diff_url=svc.links.diff(result.wiki, result.revision, result.parent_revision),
-        saved=request.args.get("saved", ""), labels=LABELS)
+        saved=request.args.get("saved", ""), levels=LEVELS)
 
 
 @bp.post(f"/results/<int(max={MAX_RESULT_ID}):result_id>/feedback")

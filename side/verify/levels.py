@@ -1,0 +1,71 @@
+"""The four verdict levels Side speaks of, everywhere: CLI, JSON, API, store, dashboard, gadget, report.
+
+The cross-encoder's classes (FEVER's SUPPORTS / REFUTES / NOT ENOUGH INFO, :class:`VerdictLabel`)
+are the model's own vocabulary and stay inside the verifier. What an editor reads is a level:
+
+* ``supported``: the source backs the whole claim;
+* ``partially_supported``: it backs part of it (the words it does not back are named);
+* ``not_supported``: it does not back the claim;
+* ``cannot_check``: what was read is not the cited document (a paywall teaser, a wall, a soft
+  404, an empty or foreign page...) or nothing could be read; always with its reason, never
+  flagged, never reported on a talk page.
+
+Levels come from the calibrated support score and two thresholds chosen on train data
+(:class:`LevelThresholds`); a third, stricter one is the talk-page report's operating point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["VerdictLevel", "LevelThresholds"]
+
+
+class VerdictLevel(StrEnum):
+    """What an editor is told about a citation. The value is the stored and JSON form."""
+
+    SUPPORTED = "supported"
+    PARTIALLY_SUPPORTED = "partially_supported"
+    NOT_SUPPORTED = "not_supported"
+    CANNOT_CHECK = "cannot_check"
+
+    @property
+    def text(self) -> str:
+        """The words shown to people: "partially supported", "cannot check"."""
+        return self.value.replace("_", " ")
+
+    @property
+    def needs_review(self) -> bool:
+        """Partially or not supported: the citation is worth a patroller's look."""
+        return self in (VerdictLevel.PARTIALLY_SUPPORTED, VerdictLevel.NOT_SUPPORTED)
+
+
+@dataclass(frozen=True)
+class LevelThresholds:
+    """Cuts on the support score (higher = better supported), each chosen on train data.
+
+    ``score >= supported`` is supported; ``not_supported <= score < supported`` is partially
+    supported; below ``not_supported`` is not supported. ``report`` (at most ``not_supported``)
+    is the talk-page report's operating point: a not-supported verdict below it is precise
+    enough to post.
+    """
+
+    supported: float = 0.5
+    not_supported: float = 0.5
+    report: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.report <= self.not_supported <= self.supported:
+            raise ValueError(f"thresholds must satisfy report <= not_supported <= supported, got {self}")
+
+    def level(self, score: float) -> VerdictLevel:
+        if score >= self.supported:
+            return VerdictLevel.SUPPORTED
+        if score >= self.not_supported:
+            return VerdictLevel.PARTIALLY_SUPPORTED
+        return VerdictLevel.NOT_SUPPORTED
+
+    def reportable(self, level: VerdictLevel, score: float) -> bool:
+        """Precise enough for a talk page: not supported, and below the report cut."""
+        return level is VerdictLevel.NOT_SUPPORTED and score < self.report
