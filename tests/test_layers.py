@@ -9,7 +9,7 @@ import side
 
 #: The service stack and its libraries: the core library imports none of them.
 FORBIDDEN = {"flask", "flask_cors", "flask_limiter", "werkzeug", "rq", "redis", "pywikibot", "sqlalchemy", "alembic",
-             "pymysql", "waitress", "service", "workers", "bot", "gadget"}
+             "pymysql", "waitress", "kserve", "service", "workers", "bot", "gadget"}
 
 
 def imported_roots(path: Path) -> set[str]:

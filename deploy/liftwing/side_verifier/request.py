@@ -1,0 +1,259 @@
+"""What the side-verifier inference service accepts, read and bounded before any work is done.
+
+A request is one of two shapes (exactly one of ``rev_id`` or ``claims``)::
+
+    {"lang": "en", "rev_id": 1234, "ref": "smith2001"}     # a ref of a revision, by name ...
+    {"lang": "en", "rev_id": 1234, "ref": 3}               # ... or by its number in the reference list
+    {"lang": "en", "rev_id": 1234}                         # every ref (at most MAX_CLAIMS uses)
+    {"title": "Eiffel Tower", "claims": [                  # claims the caller extracted itself
+        {"text": "The tower is 330 metres tall.", "left_context": "...", "section": ["Design"],
+         "url": "https://example.org/eiffel", "source_text": "optional: the source's own text"}]}
+
+The limits are the gadget API's (``gadget/server/validation.py``): a request costs a bounded
+amount of work, so one caller cannot hold the verifier for minutes. Every refusal is a
+:class:`kserve.errors.InvalidInput` naming the field (``claims[2].url: must be an http(s) URL``),
+which the model server answers with HTTP 400 and ``{"error": message}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kserve.errors import InvalidInput
+
+__all__ = [
+    "MAX_CLAIMS", "MAX_TEXT", "MAX_CONTEXT", "MAX_SECTIONS", "MAX_SECTION", "MAX_URL", "MAX_TITLE", "MAX_KEY",
+    "MAX_CITATION_TITLE", "MAX_REF_NAME", "MAX_SOURCE_TEXT", "MAX_SOURCE_TEXT_TOTAL", "MAX_REVISION",
+    "LANG_PATTERN", "ClaimInput", "ClaimsRequest", "RevisionRequest", "parse_request", "read_json",
+]
+
+#: Claims (uses of a citation) verified in one request: one batch of the verifier.
+MAX_CLAIMS = 50
+MAX_TEXT = 2000
+MAX_CONTEXT = 5000
+MAX_SECTIONS = 10
+MAX_SECTION = 255
+MAX_URL = 2000
+MAX_TITLE = 255
+MAX_KEY = 64
+MAX_CITATION_TITLE = 500
+#: A ``<ref name=...>`` as MediaWiki allows it fits well within this.
+MAX_REF_NAME = 255
+#: Characters of one source's text sent with a claim (about 30 pages of prose) ...
+MAX_SOURCE_TEXT = 100_000
+#: ... and of all of a request's source texts together.
+MAX_SOURCE_TEXT_TOTAL = 400_000
+#: MediaWiki revision ids are unsigned integers; JSON numbers are exact up to 2**53.
+MAX_REVISION = 2**53 - 1
+#: A Wikipedia language code as Lift Wing's services take it: ``en``, ``simple``, ``zh-min-nan``
+#: (not ``enwiki``).
+LANG_PATTERN = r"^[a-z][a-z0-9]{1,11}(-[a-z0-9]{1,8}){0,2}$"
+
+REVISION_FIELDS = {"lang", "rev_id", "ref"}
+CLAIMS_FIELDS = {"lang", "title", "claims"}
+CLAIM_FIELDS = {"key", "text", "left_context", "section", "url", "citation_title", "source_text"}
+
+_LANG = re.compile(LANG_PATTERN)
+#: Control characters (tab, newline and carriage return aside) and lone surrogates.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_URL = re.compile(r"^https?://[^\s/?#@:\[\]\\]+(:[0-9]{1,5})?([/?#]\S*)?$")
+
+
+@dataclass(frozen=True)
+class RevisionRequest:
+    """Check the refs of one revision: all of them, or the one named or numbered by ``ref``."""
+
+    lang: str
+    rev_id: int
+    #: A ref's name (``<ref name="...">``), its number in the reference list (1 = the first), or
+    #: None for every ref.
+    ref: str | int | None = None
+
+    @property
+    def wiki_db(self) -> str:
+        """The wiki's database name, as Lift Wing's responses give it (``enwiki``)."""
+        return f"{self.lang.replace('-', '_')}wiki"
+
+
+@dataclass(frozen=True)
+class ClaimInput:
+    """One claim as the caller sent it, with its cited source's URL and/or text."""
+
+    key: str
+    text: str
+    left_context: str
+    section: tuple[str, ...]
+    url: str
+    citation_title: str
+    #: The source's own text; when given, the service reads it instead of fetching ``url``.
+    source_text: str | None
+
+
+@dataclass(frozen=True)
+class ClaimsRequest:
+    """Check claims the caller extracted itself (an editor's draft, another tool's output)."""
+
+    lang: str
+    title: str
+    claims: tuple[ClaimInput, ...]
+
+
+def read_json(inputs: dict[str, Any] | bytes | str) -> dict[str, Any]:
+    """The body as a JSON object. KServe hands over a dict for ``application/json`` and the raw
+    bytes for any other content type (as Lift Wing's ``validate_json_input`` expects)."""
+    if isinstance(inputs, bytes | bytearray | str):
+        try:
+            inputs = json.loads(inputs)
+        except (UnicodeDecodeError, RecursionError, json.JSONDecodeError):
+            raise InvalidInput("the body must be a JSON object") from None
+    if not isinstance(inputs, dict):
+        raise InvalidInput("the body must be a JSON object")
+    return inputs
+
+
+def parse_request(inputs: dict[str, Any] | bytes | str) -> RevisionRequest | ClaimsRequest:
+    """The validated request; :class:`InvalidInput` saying what is wrong otherwise."""
+    data = read_json(inputs)
+    if ("rev_id" in data) == ("claims" in data):
+        raise InvalidInput("send exactly one of 'rev_id' (with 'lang') or 'claims'")
+    if "rev_id" in data:
+        _reject_unknown(data, REVISION_FIELDS)
+        return RevisionRequest(lang=_lang(data, required=True), rev_id=_rev_id(data.get("rev_id")),
+                               ref=_ref(data.get("ref")))
+    _reject_unknown(data, CLAIMS_FIELDS)
+    claims = _claims(data.get("claims"))
+    total = sum(len(c.source_text or "") for c in claims)
+    if total > MAX_SOURCE_TEXT_TOTAL:
+        raise InvalidInput(f"claims: the source texts together are longer than {MAX_SOURCE_TEXT_TOTAL} characters")
+    return ClaimsRequest(lang=_lang(data, required=False) or "en",
+                         title=_text(data, "title", MAX_TITLE).strip(), claims=claims)
+
+
+def _bad(field: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field}: {message}" if field else message)
+
+
+def _reject_unknown(data: dict[str, Any], allowed: set[str], where: str = "") -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise _bad(where, f"unknown field(s) {', '.join(map(repr, unknown))}")
+
+
+def _text(data: dict[str, Any], name: str, limit: int, required: bool = False, where: str = "",
+          multiline: bool = False) -> str:
+    """A string field of at most ``limit`` characters, without control characters."""
+    field = f"{where}{name}"
+    value = data.get(name)
+    if value is None:
+        if required:
+            raise _bad(field, "is required")
+        return ""
+    if not isinstance(value, str):
+        raise _bad(field, "must be a string")
+    if len(value) > limit:
+        raise _bad(field, f"is longer than {limit} characters")
+    if required and not value.strip():
+        raise _bad(field, "must not be empty")
+    if _CONTROL.search(value) or (not multiline and ("\n" in value or "\r" in value)):
+        raise _bad(field, "contains control characters" + ("" if multiline else " or line breaks"))
+    return value
+
+
+def _lang(data: dict[str, Any], required: bool) -> str:
+    value = data.get("lang")
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise _bad("lang", "is required: the wiki's language code, e.g. 'en'" if value is None else "must be a string")
+    if value.endswith("wiki"):
+        raise _bad("lang", "give the language code without the 'wiki' suffix, i.e. 'en', not 'enwiki'")
+    if not _LANG.match(value):
+        raise _bad("lang", "must be a Wikipedia language code such as 'en' or 'zh-min-nan'")
+    return value
+
+
+def _rev_id(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad("rev_id", "must be an integer")
+    if not 1 <= value <= MAX_REVISION:
+        raise _bad("rev_id", f"must be between 1 and {MAX_REVISION}")
+    return value
+
+
+def _ref(value: Any) -> str | int | None:
+    """A ref's name, or its 1-based number in the reference list."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _bad("ref", "must be a ref's name (a string) or its number in the reference list (1, 2, ...)")
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_REVISION:
+            raise _bad("ref", "numbers start at 1 (the first entry of the reference list)")
+        return value
+    name = _text({"ref": value}, "ref", MAX_REF_NAME, required=True).strip()
+    return name
+
+
+def _url(data: dict[str, Any], where: str) -> str:
+    value = _text(data, "url", MAX_URL, where=where).strip()
+    if value.startswith("//"):  # protocol-relative, valid in wikitext: read as https, as the gadget does
+        value = "https:" + value
+    if value and not _URL.match(value):
+        raise _bad(f"{where}url", "must be an http(s) URL")
+    return value
+
+
+def _sections(item: dict[str, Any], where: str) -> tuple[str, ...]:
+    value = item.get("section", [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or len(value) > MAX_SECTIONS:
+        raise _bad(f"{where}section", f"must be a list of at most {MAX_SECTIONS} headings")
+    for heading in value:
+        if not isinstance(heading, str) or len(heading) > MAX_SECTION or _CONTROL.search(heading):
+            raise _bad(f"{where}section", f"headings must be strings of at most {MAX_SECTION} characters")
+    return tuple(value)
+
+
+def _source_text(item: dict[str, Any], where: str) -> str | None:
+    if item.get("source_text") is None:
+        return None
+    text = _text(item, "source_text", MAX_SOURCE_TEXT, where=where, multiline=True)
+    if not text.strip():
+        raise _bad(f"{where}source_text", "must not be empty (leave it out to read the source at 'url')")
+    return text
+
+
+def _claim(item: Any, index: int) -> ClaimInput:
+    where = f"claims[{index}]."
+    if not isinstance(item, dict):
+        raise _bad(f"claims[{index}]", "must be an object")
+    _reject_unknown(item, CLAIM_FIELDS, f"claims[{index}]")
+    text = _text(item, "text", MAX_TEXT, required=True, where=where, multiline=True).strip()
+    return ClaimInput(
+        key=_text(item, "key", MAX_KEY, where=where) or str(index),
+        text=text,
+        left_context=_text(item, "left_context", MAX_CONTEXT, where=where, multiline=True).strip() or text,
+        section=_sections(item, where),
+        url=_url(item, where),
+        citation_title=_text(item, "citation_title", MAX_CITATION_TITLE, where=where).strip(),
+        source_text=_source_text(item, where),
+    )
+
+
+def _claims(value: Any) -> tuple[ClaimInput, ...]:
+    if not isinstance(value, list) or not value:
+        raise _bad("claims", "must be a non-empty list")
+    if len(value) > MAX_CLAIMS:
+        raise _bad("claims", f"at most {MAX_CLAIMS} claims per request")
+    claims = tuple(_claim(item, n) for n, item in enumerate(value))
+    texts: dict[str, tuple[int, str]] = {}
+    for n, claim in enumerate(claims):
+        if claim.url and claim.source_text is not None:
+            first = texts.setdefault(claim.url, (n, claim.source_text))
+            if first[1] != claim.source_text:
+                raise _bad(f"claims[{n}].source_text", f"differs from claims[{first[0]}]'s text for the same url")
+    return claims
