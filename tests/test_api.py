@@ -58,14 +58,13 @@ def test_new_claims_are_stored_and_queued_once_with_202_and_location(client, sto
     assert len(store.checks()) == 1 and queue.count == 1
 
 
-def test_known_done_work_is_answered_200_with_verdicts(client, store, queue, app):
+def test_known_done_work_is_answered_200_with_verdicts(client, store, queue):
     first = client.post("/api/v1/checks", json=claims_body(n=3)).get_json()["check"]
     claims = store.check(first["id"]).claims
-    threshold = app.extensions["side"].presenter.flag_threshold
     finish(store, first["id"], [
         outcome(claims[0], 0.12, True, suggestion=("https://better.example/a", "Better", "Alsea runs 1 store.")),
-        outcome(claims[1], threshold + 0.3, False, label="SUPPORTS", evidence=("Alsea operates 2 stores.",)),
-        outcome(claims[2], threshold + 0.05, False, label="SUPPORTS"),
+        outcome(claims[1], 0.92, False, label="SUPPORTS", evidence=("Alsea operates 2 stores.",)),
+        outcome(claims[2], 0.55, False, label="SUPPORTS"),
     ])
 
     response = client.post("/api/v1/checks", json=claims_body(n=3))
@@ -74,13 +73,57 @@ def test_known_done_work_is_answered_200_with_verdicts(client, store, queue, app
     assert check["status"] == "done" and check["flagged"] == 1
     results = check["results"]
     assert [r["client_key"] for r in results] == ["c0", "c1", "c2"]
-    assert [r["verdict"] for r in results] == ["fails", "supported", "unclear"]
+    assert [r["level"] for r in results] == ["not_supported", "supported", "supported"]
     assert results[0]["suggestions"][0]["cite"].startswith("{{cite web |url=https://better.example/a")
     assert results[0]["suggestions"][0]["evidence"]["text"] == "Alsea runs 1 store."
     assert results[1]["evidence"][0]["text"] == "Alsea operates 2 stores."
     assert results[0]["dashboard_url"] == f"http://side.test/dashboard/results/{results[0]['id']}"
     assert queue.count == 1  # the done check was not queued again
     assert client.get(f"/api/v1/checks/{check['id']}").get_json() == response.get_json()
+
+
+#: The words of the model's own vocabulary and of the API's older one, which people never read.
+NOT_LEVELS = {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "fails", "unclear"}
+
+
+def test_each_verdict_level_comes_back_with_its_own_fields(client, store):
+    from side.pipeline import Result, SourceStatus
+    from side.verify.levels import VerdictLevel
+    from side.verify.verifier import not_enough_info
+
+    first = client.post("/api/v1/checks", json=claims_body(n=5)).get_json()["check"]
+    claims = store.check(first["id"]).claims
+    unreadable = "the source is in a language the model cannot read (th)"
+    finish(store, first["id"], [
+        outcome(claims[0], 0.93, False, label="SUPPORTS", level=VerdictLevel.SUPPORTED),
+        outcome(claims[1], 0.41, True, label="NOT ENOUGH INFO", level=VerdictLevel.PARTIALLY_SUPPORTED,
+                unsupported=("Mexico", "since 1997"), evidence=("Alsea operates Starbucks stores.",)),
+        outcome(claims[2], 0.03, True, label="REFUTES", level=VerdictLevel.NOT_SUPPORTED, reportable=True),
+        outcome(claims[3], 0.22, True, label="NOT ENOUGH INFO", level=VerdictLevel.NOT_SUPPORTED),
+        Result(claims[4], SourceStatus.FETCHED, verdict=not_enough_info(unreadable)),
+    ])
+
+    results = client.get(f"/api/v1/checks/{first['id']}").get_json()["check"]["results"]
+    assert [(r["level"], r["level_reason"], r["unsupported"], r["reportable"], r["flagged"]) for r in results] == [
+        ("supported", "", [], False, False),
+        ("partially_supported", "", ["Mexico", "since 1997"], False, True),
+        ("not_supported", "", [], True, True),
+        ("not_supported", "", [], False, True),
+        ("cannot_check", unreadable, [], False, False)]
+    assert [r["score"] for r in results[:4]] == [0.93, 0.41, 0.03, 0.22]
+    assert results[1]["evidence"][0]["text"] == "Alsea operates Starbucks stores."
+    for result in results:
+        assert "label" not in result and "verdict" not in result
+        assert not NOT_LEVELS & {result["level"], *map(str, result.values())}
+
+
+def test_levels_read_as_people_are_told_them():
+    from gadget.server.present import level_text
+    from side.verify.levels import VerdictLevel
+
+    assert [level_text(level, "paywall") for level in VerdictLevel] == [
+        "supported", "partially supported", "not supported", "could not be checked: paywall"]
+    assert level_text(VerdictLevel.CANNOT_CHECK) == "could not be checked"
 
 
 def test_a_source_that_could_not_be_checked_comes_back_as_cannot_check_with_its_reason(client, store):
@@ -96,11 +139,13 @@ def test_a_source_that_could_not_be_checked_comes_back_as_cannot_check_with_its_
     ])
 
     results = client.get(f"/api/v1/checks/{first['id']}").get_json()["check"]["results"]
-    assert [(r["verdict"], r["source_status"]) for r in results] == [
-        ("cannot_check", "cannot_check"), ("cannot_check", "unavailable"), ("unclear", "no_url")]
+    assert [(r["level"], r["source_status"]) for r in results] == [
+        ("cannot_check", "cannot_check"), ("cannot_check", "unavailable"), ("cannot_check", "no_url")]
+    assert [r["level_reason"] for r in results] == [
+        paywall, "HTTP 503 fetching https://example.org/report-1", "the citation has no URL to read"]
     assert results[0]["source_error"] == paywall
-    assert results[1]["source_error"] == "HTTP 503 fetching https://example.org/report-1"
-    assert [(r["flagged"], r["score"]) for r in results] == [(False, None)] * 3
+    assert [(r["flagged"], r["reportable"], r["score"], r["unsupported"]) for r in results] == [
+        (False, False, None, [])] * 3
 
 
 def test_wikitext_snippet_is_split_into_claims(client, store):
@@ -466,6 +511,15 @@ def test_openapi_document_is_served(client, web_config):
                                       "/api/v1/pages/{wiki}/{title}", "/api/v1/feedback", "/healthz"}
     wikitext = document["components"]["schemas"]["WikitextCheck"]["properties"]["wikitext"]
     assert wikitext["maxLength"] == web_config.service.max_body_bytes // 2
+    result = document["components"]["schemas"]["Result"]
+    assert result["properties"]["level"]["enum"] == [
+        "supported", "partially_supported", "not_supported", "cannot_check"]
+    assert (result["properties"]["unsupported"]["type"], result["properties"]["unsupported"]["items"]) == (
+        "array", {"type": "string"})
+    assert result["properties"]["reportable"]["type"] == "boolean"
+    assert result["properties"]["level_reason"]["type"] == "string"
+    assert {"level", "level_reason", "unsupported", "reportable"} <= set(result["required"])
+    assert not {"label", "verdict"} & set(result["properties"])
 
 
 # -- configuration and entry points --------------------------------------------------------------

@@ -10,7 +10,8 @@ two citations, served by a local HTTP server:
 * the bad one cites a weather report; the worker's evidence index holds a page that does
   support the sentence, which the gadget offers as a better source.
 
-The test waits for the hints, checks the verdicts, clicks "Insert citation" and checks the
+The test waits for the hints, checks each citation's verdict level (the good one supported, the
+bad one not, or at most partially, supported), clicks "Insert citation" and checks the
 textarea. Other tests break the service on purpose (down, blocked by a Content-Security-
 Policy) and check the editor keeps working with one calm message. Screenshots are kept in
 ``artifacts/screenshots/``.
@@ -137,18 +138,23 @@ def open_editor(page, mediawiki, skin: str = "vector-2022") -> None:
     page.wait_for_selector(".side-panel")
 
 
+#: The verdict levels the service answers with (the panel's ``data-side-level``).
+LEVELS = ("supported", "partially_supported", "not_supported", "cannot_check")
+#: The levels that ask the editor to look again, each with better sources to insert.
+NEEDS_REVIEW = ("partially_supported", "not_supported")
+
+
 def wait_for_verdicts(page, count: int) -> None:
-    """Until ``count`` citations are listed, each with a verdict from the service."""
+    """Until ``count`` citations are listed, each with a verdict level from the service."""
     page.wait_for_function(
-        """count => {
+        """([count, levels]) => {
             const hints = [...document.querySelectorAll('.side-hint')];
-            return hints.length === count && hints.every(h => ['supported', 'unclear', 'fails']
-                .includes(h.getAttribute('data-side-verdict')));
-        }""", arg=count, timeout=HINT_TIMEOUT_MS)
+            return hints.length === count && hints.every(h => levels.includes(h.getAttribute('data-side-level')));
+        }""", arg=[count, list(LEVELS)], timeout=HINT_TIMEOUT_MS)
 
 
-def hint(page, verdict: str):
-    return page.locator(f'.side-hint[data-side-verdict="{verdict}"]')
+def hint(page, *levels: str):
+    return page.locator(", ".join(f'.side-hint[data-side-level="{level}"]' for level in levels))
 
 
 def test_the_deploy_script_installs_the_gadget_pages(mediawiki, installed, stack):
@@ -177,12 +183,16 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
     page.click(".side-consent-allow")
 
     wait_for_verdicts(page, 2)
-    bad = hint(page, "fails")
+    bad = hint(page, *NEEDS_REVIEW)
     assert bad.count() == 1
     assert BAD_CLAIM in bad.inner_text()
     good = page.locator(".side-hint").first
     assert GOOD_CLAIM in good.inner_text()
-    assert good.get_attribute("data-side-verdict") in {"supported", "unclear"}
+    assert good.get_attribute("data-side-level") == "supported"
+    assert good.locator(".side-verdict").inner_text() == "Supported"
+    level = bad.get_attribute("data-side-level")
+    assert bad.locator(".side-verdict").inner_text() == {"not_supported": "Not supported",
+                                                        "partially_supported": "Partially supported"}[level]
     assert good.locator(".side-insert").count() == 0
     assert "Source says:" in bad.inner_text()
     suggestion = bad.locator(".side-suggestion").first
@@ -210,7 +220,7 @@ def test_hints_flag_the_bad_citation_and_insert_a_better_source(page, mediawiki,
 
     # The new citation is checked too, and only it is sent.
     wait_for_verdicts(page, 3)
-    assert page.locator(".side-hint").nth(2).get_attribute("data-side-verdict") != "fails"
+    assert page.locator(".side-hint").nth(2).get_attribute("data-side-level") == "supported"
     save_screenshot(page, "gadget-inserted")
     sent = [c for c in stack.store().checks(origin="gadget", wiki=mediawiki.dbname) if c.title == TITLE]
     assert [len(c.claims) for c in reversed(sent)] == [2, 1]  # the second request: the new citation only

@@ -371,7 +371,8 @@ def test_a_paywalled_citation_is_cannot_check_and_never_flagged(verifier, tmp_pa
     api = client.get(f"/api/v1/checks/{check['id']}").get_json()["check"]
     shown = {r["citation_title"]: r for r in api["results"]}["Harbour board approves new pier"]
     assert shown["source_status"] == "cannot_check" and shown["source_error"] == walled.source_error
-    assert shown["flagged"] is False and shown["score"] is None and shown["verdict"] == "cannot_check"
+    assert shown["flagged"] is False and shown["score"] is None and shown["level"] == "cannot_check"
+    assert shown["level_reason"] == walled.source_error and shown["reportable"] is False
     assert api["flagged"] == 0
     stored = {r.citation_title: r for r in store.results(check["id"])}["Harbour board approves new pier"]
     assert not is_reportable(stored, threshold=1.0)

@@ -1,13 +1,17 @@
-"""How stored checks and results look to clients: the CHECK JSON and the verdict.
+"""How stored checks and results look to clients: the CHECK JSON and its verdict levels.
 
-The gadget shows editors one word per citation, not a probability, so the API adds
-``verdict`` (supported / unclear / fails) to each result, read from the stored score and flag
-with the shipped verifier's own flag threshold, or ``cannot_check`` when there was no source
-text to score (so the gadget says "could not be checked" and why, never a warning). That
-threshold is read from the model's ``combiner.json`` through
-``side.verify.verifier.Combiner.load`` (a few bytes of JSON; neither ``side.verify.verifier``
-nor ``side.verify.crossencoder`` imports torch at module level), so the web service never
-loads the model.
+Every result speaks the four verdict levels of :class:`side.verify.levels.VerdictLevel`,
+stored with it by the worker: ``supported``, ``partially_supported`` (with the claim's words
+the source does not back, ``unsupported``), ``not_supported`` (``reportable`` when it is so at
+the talk-page report's operating point) and ``cannot_check`` (with ``level_reason``: the gadget
+says "could not be checked" and why, never a warning). People read them as "supported",
+"partially supported", "not supported" and "could not be checked: <reason>" (:func:`level_text`).
+The model's own FEVER label (SUPPORTS / REFUTES / NOT ENOUGH INFO) is never shown.
+
+The shipped verifier's flag threshold (``/healthz``, the dashboard's score chart) is read from
+the model's ``combiner.json`` through ``side.verify.verifier.Combiner.load`` (a few bytes of
+JSON; neither ``side.verify.verifier`` nor ``side.verify.crossencoder`` imports torch at module
+level), so the web service never loads the model.
 """
 
 from __future__ import annotations
@@ -19,24 +23,15 @@ from urllib.parse import quote
 
 from service.store import Check, StoredResult, iso
 from side.config import Config
-from side.pipeline import SourceStatus
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import COMBINER_FILE, Combiner
 
 log = logging.getLogger(__name__)
 
 #: Files a worker needs to load the verifier; /healthz reports them missing.
 MODEL_FILES = (WEIGHTS_FILE, META_FILE, COMBINER_FILE)
-#: A score this far above the flag threshold reads as "supported" (the same margin by which a
-#: better source must win to flag a citation, ``side.pipeline.BETTER_MARGIN``).
-SUPPORTED_MARGIN = 0.15
-VERDICTS = ("supported", "unclear", "fails", "cannot_check")
-#: Source states with no text of the cited source to score: the page was not the source
-#: (``cannot_check``) or could not be fetched (``unavailable``). ``no_url`` is not one: such a
-#: citation has nothing to check, and stays ``unclear``.
-UNCHECKABLE = frozenset({SourceStatus.CANNOT_CHECK, SourceStatus.UNAVAILABLE})
-#: How a citation whose page was fetched but is not the source (``cannot_check``: a paywall,
-#: a wall, a soft 404, a foreign page...) is named where people read it.
+#: How a citation at level ``cannot_check`` is named where people read it (its reason follows).
 CANNOT_CHECK_TEXT = "could not be checked"
 #: Characters a URL path keeps unescaped: werkzeug's own set, so the API's ``page_url`` is
 #: character for character the URL the dashboard's ``url_for`` builds for the same page.
@@ -63,25 +58,51 @@ def page_path(wiki: str, title: str) -> str:
     return f"/dashboard/pages/{wiki}/{quote(title.replace(' ', '_'), safe=PATH_SAFE)}"
 
 
+def level_text(level: VerdictLevel, reason: str = "") -> str:
+    """A level as people read it: "supported", "partially supported", "not supported", or
+    "could not be checked: <reason>" (the reason is what makes that level useful)."""
+    if level is VerdictLevel.CANNOT_CHECK:
+        return f"{CANNOT_CHECK_TEXT}: {reason}" if reason else CANNOT_CHECK_TEXT
+    return level.text
+
+
+def level_reason(result: StoredResult) -> str:
+    """Why the citation could not be checked; "" at every other level (rows stored before
+    levels kept the reason in ``source_error`` only)."""
+    if result.level is not VerdictLevel.CANNOT_CHECK:
+        return ""
+    return result.level_reason or result.source_error or "the source could not be read"
+
+
+def unsupported_words(result: StoredResult) -> list[str]:
+    """The claim's words the source does not back: named for a partially supported claim only
+    (for the others the whole claim is backed, or not, or could not be read)."""
+    if result.level is not VerdictLevel.PARTIALLY_SUPPORTED or result.verdict is None:
+        return []
+    return list(result.verdict.unsupported)
+
+
 def source_note(result: StoredResult) -> str:
-    """The cited source's trouble in words, or "": "could not be checked: <reason>" for a page
-    that is not the source, "<status>: <error>" for one that could not be read."""
-    if result.source_status == SourceStatus.CANNOT_CHECK:
-        return f"{CANNOT_CHECK_TEXT}: {result.source_error}" if result.source_error else CANNOT_CHECK_TEXT
+    """The cited source's trouble in words, or "": "could not be checked: <reason>" for a
+    citation at level ``cannot_check``, "<status>: <error>" for another whose source had an error."""
+    if result.level is VerdictLevel.CANNOT_CHECK:
+        return level_text(result.level, level_reason(result))
     return f"{result.source_status}: {result.source_error}" if result.source_error else ""
 
 
 def verdict_of(result: StoredResult, flag_threshold: float) -> str:
-    """``cannot_check`` when the source had no text to score (checked first: an unread source
-    never reads as a failure, whatever the row's flag says), ``fails`` when flagged,
-    ``supported`` when clearly above the threshold, else ``unclear``."""
-    if result.source_status in UNCHECKABLE:
+    """The dashboard's badge word, read from the stored level: ``cannot_check`` when the
+    citation could not be checked (never a failure, whatever the row's flag says), ``fails``
+    when flagged, ``supported`` at that level, else ``unclear``.
+
+    Only the dashboard's templates read this (the API and the gadget speak levels); it goes
+    when they show the level instead. ``flag_threshold`` is no longer needed: the level is."""
+    del flag_threshold
+    if result.level is VerdictLevel.CANNOT_CHECK:
         return "cannot_check"
     if result.flagged:
         return "fails"
-    if result.score is not None and result.score >= flag_threshold + SUPPORTED_MARGIN:
-        return "supported"
-    return "unclear"
+    return "supported" if result.level is VerdictLevel.SUPPORTED else "unclear"
 
 
 class Presenter:
@@ -110,8 +131,9 @@ class Presenter:
             "source_status": result.source_status, "source_error": result.source_error,
             "source_copy": result.source_copy, "source_url": result.source_url,
             "source_fallback": result.source_fallback,
-            "label": result.label, "score": result.score,
-            "verdict": verdict_of(result, self.flag_threshold), "flagged": result.flagged,
+            "level": result.level.value, "level_reason": level_reason(result),
+            "unsupported": unsupported_words(result), "reportable": result.reportable,
+            "score": result.score, "flagged": result.flagged,
             "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],
             "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),

@@ -1,20 +1,26 @@
 /**
- * The hints panel under the editor: one row per citation with its verdict, the evidence
- * sentence, and for weak citations the better sources with an "Insert citation" button. A
- * citation whose source could not be checked (a paywall, a wall, a fetch error...) says so
- * calmly, with the service's reason, in grey like an unclear one (never as a warning).
- * Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in Vector 2022
- * without loading Vue; side.css adds the few layout rules.
+ * The hints panel under the editor: one row per citation with its verdict level, the evidence
+ * sentence, and for weak citations the better sources with an "Insert citation" button.
+ *
+ * The level is the service's (the API's ``level``), one of four, each with its own style:
+ * supported, partially supported (with the claim's words the source does not back), not
+ * supported, and could not be checked (a paywall, a wall, a fetch error, a language the model
+ * cannot read...), which says so calmly with the service's reason, in grey, never as a
+ * warning. Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in
+ * Vector 2022 without loading Vue; side.css adds the few layout rules.
  *
  * The panel never calls the service or edits text: it reports clicks to the controller.
  */
 'use strict';
 
-var VERDICT_MESSAGES = {
+/* The label of each level, and of the two states before there is one. */
+var LEVEL_MESSAGES = {
 	supported: 'side-verdict-supported',
-	unclear: 'side-verdict-unclear',
-	fails: 'side-verdict-fails',
-	// eslint-disable-next-line camelcase -- the API's verdict value
+	// eslint-disable-next-line camelcase -- the API's level value
+	partially_supported: 'side-verdict-partially-supported',
+	// eslint-disable-next-line camelcase -- the API's level value
+	not_supported: 'side-verdict-not-supported',
+	// eslint-disable-next-line camelcase -- the API's level value
 	cannot_check: 'side-verdict-cannot-check',
 	pending: 'side-verdict-pending',
 	none: 'side-verdict-none'
@@ -187,27 +193,56 @@ function createPanel( options ) {
 		return note;
 	}
 
+	/* The claim's words the source does not back, each as plain text (never markup). */
+	function unsupportedNote( words ) {
+		var note = el( 'div', 'side-hint__unsupported', null );
+		note.appendChild( el( 'span', 'side-hint__unsupported-label', msg( 'side-unsupported' ) ) );
+		words.forEach( function ( word ) {
+			note.appendChild( doc.createTextNode( ' ' ) );
+			note.appendChild( el( 'mark', 'side-hint__word', word ) );
+		} );
+		return note;
+	}
+
+	/* The result's level; a value this gadget does not know reads as no result at all. */
+	function levelOf( item ) {
+		var level = item.result && item.result.level;
+		if ( !item.result ) {
+			return item.pending ? 'pending' : 'none';
+		}
+		return Object.prototype.hasOwnProperty.call( LEVEL_MESSAGES, level ) &&
+			level !== 'pending' && level !== 'none' ? level : 'none';
+	}
+
+	function evidenceNote( result ) {
+		var evidence = strongest( result.evidence );
+		return el( 'div', 'side-hint__evidence', evidence ? msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) );
+	}
+
 	function hintRow( item ) {
-		var result = item.result, verdict = result ? result.verdict : ( item.pending ? 'pending' : 'none' ),
-			row = el( 'li', 'side-hint side-hint--' + verdict, null, { 'data-side-key': item.key, 'data-side-verdict': verdict } ),
-			head = el( 'div', 'side-hint__head' ), evidence, suggestions;
-		// Messages: side-verdict-supported, side-verdict-unclear, side-verdict-fails,
+		var result = item.result, level = levelOf( item ),
+			row = el( 'li', 'side-hint side-hint--' + level, null, { 'data-side-key': item.key, 'data-side-level': level } ),
+			head = el( 'div', 'side-hint__head' ), words, suggestions;
+		// Messages: side-verdict-supported, side-verdict-partially-supported, side-verdict-not-supported,
 		// side-verdict-cannot-check, side-verdict-pending, side-verdict-none
-		head.appendChild( el( 'span', 'side-verdict side-verdict--' + verdict,
-			msg( VERDICT_MESSAGES[ verdict ] ) ) );
+		head.appendChild( el( 'span', 'side-verdict side-verdict--' + level, msg( LEVEL_MESSAGES[ level ] ) ) );
 		head.appendChild( button( msg( 'side-show', item.number ), 'side-show', 'quiet', function () {
 			options.onShow( item.key );
 		} ) );
 		head.appendChild( el( 'q', 'side-hint__claim', item.text ) );
 		row.appendChild( head );
-		if ( result && verdict === 'cannot_check' ) {
-			row.appendChild( uncheckedNote( result.source_error ) );
-		} else if ( result ) {
-			evidence = strongest( result.evidence );
-			row.appendChild( el( 'div', 'side-hint__evidence', evidence ?
-				msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) ) );
+		if ( level === 'cannot_check' ) {
+			row.appendChild( uncheckedNote( result.level_reason || result.source_error ) );
+		} else if ( result && level !== 'none' ) {
+			words = ( result.unsupported || [] ).filter( function ( word ) {
+				return typeof word === 'string' && word;
+			} );
+			if ( level === 'partially_supported' && words.length ) {
+				row.appendChild( unsupportedNote( words ) );
+			}
+			row.appendChild( evidenceNote( result ) );
 		}
-		if ( result && verdict !== 'supported' && result.suggestions && result.suggestions.length ) {
+		if ( result && level !== 'supported' && result.suggestions && result.suggestions.length ) {
 			row.appendChild( el( 'div', 'side-hint__label', msg( 'side-suggestions' ) ) );
 			suggestions = el( 'ul', 'side-hint__suggestions' );
 			result.suggestions.forEach( function ( suggestion ) {

@@ -6,7 +6,8 @@ const { startServer, closedPort } = require( './helpers/server.js' );
 
 const CHECK = { id: 'abc123', status: 'queued', wiki: 'testwiki', title: 'Alsea', results: [] };
 const DONE = Object.assign( {}, CHECK, { status: 'done', dashboard_url: 'http://side/dashboard/checks/abc123',
-	results: [ { client_key: 'k1', verdict: 'fails', flagged: true } ] } );
+	results: [ { client_key: 'k1', level: 'not_supported', level_reason: '', unsupported: [], reportable: true,
+		flagged: true } ] } );
 
 function client( baseUrl, extra = {} ) {
 	return createClient( Object.assign( { baseUrl, $, document, pollMs: 20, maxPollMs: 50, timeoutMs: 2000 }, extra ) );

@@ -1,7 +1,5 @@
 'use strict';
 
-const fs = require( 'fs' );
-const path = require( 'path' );
 const $ = require( 'jquery' );
 const { createController, claimFor } = require( '../src/side-controller.js' );
 const { createPanel } = require( '../src/side-hints.js' );
@@ -38,11 +36,13 @@ async function until( condition, what ) {
 }
 
 const settled = () => until( () => document.querySelector( '.side-hint' ) &&
-	!document.querySelector( '.side-hint[data-side-verdict="pending"]' ), 'the hints' );
+	!document.querySelector( '.side-hint[data-side-level="pending"]' ), 'the hints' );
 
-function result( key, verdict, extra = {} ) {
-	return Object.assign( { client_key: key, verdict, flagged: verdict === 'fails', suggestions: [],
-		evidence: [ { text: 'A weaker sentence.', score: 0.2 }, { text: `Evidence for ${ verdict }.`, score: 0.9 } ] }, extra );
+/* A result as the API sends it, at one of the four verdict levels. */
+function result( key, level, extra = {} ) {
+	return Object.assign( { client_key: key, level, level_reason: '', unsupported: [], reportable: false,
+		flagged: level === 'partially_supported' || level === 'not_supported', suggestions: [],
+		evidence: [ { text: 'A weaker sentence.', score: 0.2 }, { text: `Evidence for ${ level }.`, score: 0.9 } ] }, extra );
 }
 
 /* An editor over a string, as side-editors.js provides for a textarea. */
@@ -107,7 +107,7 @@ function mountAndStart( editor, panel, controller ) {
 	controller.start();
 }
 
-const hint = ( verdict ) => document.querySelector( `.side-hint[data-side-verdict="${ verdict }"]` );
+const hint = ( level ) => document.querySelector( `.side-hint[data-side-level="${ level }"]` );
 const click = ( selector ) => document.querySelector( selector ).click();
 
 describe( 'the hints controller', () => {
@@ -129,7 +129,7 @@ describe( 'the hints controller', () => {
 			id: 'c1', status: 'done', dashboard_url: 'http://127.0.0.1:8765/dashboard/checks/c1',
 			page_url: 'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)',
 			results: [ result( payload.claims[ 0 ].key, 'supported' ),
-				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ) ] } );
+				result( payload.claims[ 1 ].key, 'not_supported', { suggestions: [ SUGGESTION ] } ) ] } ) ] } );
 		click( '.side-consent-allow' );
 		expect( state.value ).toBe( 'granted' );
 		expect( hint( 'pending' ) ).not.toBeNull();
@@ -146,9 +146,10 @@ describe( 'the hints controller', () => {
 		} ] );
 		expect( hint( 'supported' ).getAttribute( 'data-side-key' ) ).toBe( good.key );
 		expect( hint( 'supported' ).querySelector( '.side-insert' ) ).toBeNull();
-		expect( hint( 'fails' ).textContent ).toContain( 'Likely fails verification' );
-		expect( hint( 'fails' ).textContent ).toContain( 'Source says: “Evidence for fails.”' );
-		expect( hint( 'fails' ).querySelector( '.side-suggestion__link' ).href ).toBe( SUGGESTION.url );
+		expect( hint( 'supported' ).querySelector( '.side-verdict' ).textContent ).toBe( 'Supported' );
+		expect( hint( 'not_supported' ).querySelector( '.side-verdict' ).textContent ).toBe( 'Not supported' );
+		expect( hint( 'not_supported' ).textContent ).toContain( 'Source says: “Evidence for not_supported.”' );
+		expect( hint( 'not_supported' ).querySelector( '.side-suggestion__link' ).href ).toBe( SUGGESTION.url );
 		expect( document.querySelector( '.side-panel__dashboard' ).href ).toBe(
 			'http://127.0.0.1:8765/dashboard/pages/testwiki/Alsea_(company)' );
 		expect( document.querySelector( '.side-panel__status' ).textContent ).toBe( '2 citations with a link.' );
@@ -157,9 +158,9 @@ describe( 'the hints controller', () => {
 	it( 'says calmly that a source could not be checked, and why, without a failure\'s styling', async () => {
 		const reason = 'login wall ("<b>Sign in</b> to continue"): the page asks to sign in';
 		setup( { consent: 'granted', answers: [ ( payload ) => ( { id: 'c1', status: 'done', results: [
-			result( payload.claims[ 0 ].key, 'unclear' ),
+			result( payload.claims[ 0 ].key, 'supported' ),
 			result( payload.claims[ 1 ].key, 'cannot_check', { source_status: 'cannot_check', source_error: reason,
-				score: null, evidence: [] } ) ] } ) ] } );
+				level_reason: reason, score: null, evidence: [] } ) ] } ) ] } );
 		await settled();
 		const row = hint( 'cannot_check' );
 		expect( row.getAttribute( 'data-side-key' ) ).toBe( bad.key );
@@ -168,30 +169,20 @@ describe( 'the hints controller', () => {
 			'Side could not check this source, so this is not a judgement of the citation.' );
 		expect( row.querySelector( '.side-hint__reason' ).textContent ).toBe( `Reason: ${ reason }` );
 		expect( row.querySelector( 'b' ) ).toBeNull();
-		expect( row.textContent ).not.toContain( 'fails' );
+		expect( row.textContent ).not.toMatch( /not supported|fails/i );
 		expect( row.textContent ).not.toContain( 'No sentence of the source' );
-		expect( row.className ).not.toContain( 'fails' );
-		expect( row.querySelector( '[class*="fails"], .cdx-message, [role="alert"], .side-insert' ) ).toBeNull();
+		expect( row.querySelector( '[class*="not_supported"], .cdx-message, [role="alert"], .side-insert' ) ).toBeNull();
 		expect( document.querySelector( '.side-panel__notice' ).textContent ).toBe( '' );
 	} );
 
-	it( 'styles a citation that could not be checked like an unclear one, not like a failure', async () => {
-		const style = document.createElement( 'style' );
-		style.textContent = fs.readFileSync( path.join( __dirname, '..', 'src', 'side.css' ), 'utf8' );
+	it( 'gives the reason the service names for a citation it could not check', async () => {
 		setup( { consent: 'granted', answers: [ ( payload ) => ( { id: 'c1', status: 'done', results: [
-			result( payload.claims[ 0 ].key, 'unclear' ),
-			result( payload.claims[ 1 ].key, 'cannot_check', { source_error: 'HTTP 503 fetching https://example.org/bad' } ) ] } ) ] } );
-		document.head.appendChild( style );
+			result( payload.claims[ 0 ].key, 'supported' ),
+			result( payload.claims[ 1 ].key, 'cannot_check', { source_status: 'fetched', source_error: '',
+				level_reason: 'the source is in a language the model cannot read (th)', score: null } ) ] } ) ] } );
 		await settled();
-		const colours = ( verdict ) => {
-			const computed = getComputedStyle( hint( verdict ).querySelector( '.side-verdict' ) );
-			return [ computed.color, computed.backgroundColor ];
-		};
 		expect( hint( 'cannot_check' ).querySelector( '.side-hint__reason' ).textContent ).toBe(
-			'Reason: HTTP 503 fetching https://example.org/bad' );
-		expect( colours( 'cannot_check' ) ).toEqual( colours( 'unclear' ) );
-		expect( colours( 'cannot_check' )[ 0 ] ).toBe( 'rgb(84, 89, 93)' );
-		style.remove();
+			'Reason: the source is in a language the model cannot read (th)' );
 	} );
 
 	it( 'links to the check\'s page when the service sends no page_url', async () => {
@@ -214,15 +205,15 @@ describe( 'the hints controller', () => {
 	it( 'inserts the suggestion after the weak citation and checks only what changed', async () => {
 		const { editor, client } = setup( { consent: 'granted', answers: [
 			( payload ) => ( { id: 'c1', status: 'done', results: [ result( payload.claims[ 0 ].key, 'supported' ),
-				result( payload.claims[ 1 ].key, 'fails', { suggestions: [ SUGGESTION ] } ) ] } ),
+				result( payload.claims[ 1 ].key, 'not_supported', { suggestions: [ SUGGESTION ] } ) ] } ),
 			( payload ) => ( { id: 'c2', status: 'done', results: payload.claims.map( ( claim ) => result( claim.key, 'supported' ) ) } )
 		] } );
 		await settled();
-		click( '.side-hint[data-side-verdict="fails"] .side-insert' );
+		click( '.side-hint[data-side-level="not_supported"] .side-insert' );
 		expect( editor.text ).toBe( GOOD + BAD + `<ref>${ SUGGESTION.cite }</ref>` + NO_URL );
-		expect( hint( 'fails' ).querySelector( '.side-insert' ).disabled ).toBe( true );
-		expect( hint( 'fails' ).querySelector( '.side-insert' ).textContent ).toBe( 'Inserted' );
-		await until( () => document.querySelectorAll( '.side-hint[data-side-verdict="supported"]' ).length === 2,
+		expect( hint( 'not_supported' ).querySelector( '.side-insert' ).disabled ).toBe( true );
+		expect( hint( 'not_supported' ).querySelector( '.side-insert' ).textContent ).toBe( 'Inserted' );
+		await until( () => document.querySelectorAll( '.side-hint[data-side-level="supported"]' ).length === 2,
 			'the inserted citation\'s verdict' );
 		expect( client.payloads ).toHaveLength( 2 );
 		expect( client.payloads[ 1 ].claims.map( ( claim ) => claim.url ) ).toEqual( [ SUGGESTION.url ] );
@@ -244,7 +235,7 @@ describe( 'the hints controller', () => {
 		expect( document.querySelectorAll( '.cdx-message' ) ).toHaveLength( 1 );
 		expect( document.querySelector( '.cdx-message' ).textContent ).toContain( 'cannot be reached' );
 		expect( hint( 'pending' ) ).toBeNull();
-		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
+		expect( document.querySelectorAll( '.side-hint[data-side-level="none"]' ) ).toHaveLength( 2 );
 		editor.type( TEXT + ' More text.' );
 		await flush();
 		expect( client.payloads ).toHaveLength( 1 );
@@ -268,7 +259,7 @@ describe( 'the hints controller', () => {
 		await flush();
 		expect( client.payloads ).toHaveLength( 1 );
 		expect( hint( 'pending' ) ).toBeNull();
-		expect( document.querySelectorAll( '.side-hint[data-side-verdict="none"]' ) ).toHaveLength( 2 );
+		expect( document.querySelectorAll( '.side-hint[data-side-level="none"]' ) ).toHaveLength( 2 );
 		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked yet' );
 	} );
 } );

@@ -15,10 +15,10 @@ from flask import Blueprint, Response, jsonify
 
 from gadget.server import validation as v
 from gadget.server.errors import HTTP_CODES
-from gadget.server.present import VERDICTS
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
 from side.pipeline import SourceCopy, SourceStatus
+from side.verify.levels import VerdictLevel
 
 bp = Blueprint("openapi", __name__)
 
@@ -94,16 +94,41 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
     }
 
 
+#: What each ``level`` value means, as the document tells a client.
+LEVEL_DESCRIPTION = ("the verdict, shown to people as \"supported\", \"partially supported\", \"not supported\" "
+                     "or \"could not be checked: <level_reason>\": supported (the source backs the whole claim), "
+                     "partially_supported (it backs part of it; the rest is in unsupported), not_supported (it does "
+                     "not back the claim), cannot_check (what was read is not the cited document, or nothing could "
+                     "be read; never flagged, never reported)")
+
+
 def output_schemas() -> dict[str, Any]:
     nullable_number = {"type": "number", "nullable": True}
-    result = {"type": "object", "required": ["id", "client_key", "claim", "verdict", "flagged", "review_status"],
+    result = {"type": "object",
+              "required": ["id", "client_key", "claim", "level", "level_reason", "unsupported", "reportable",
+                           "flagged", "review_status"],
               "properties": {
                   "id": {"type": "integer"}, "position": {"type": "integer"}, "client_key": {"type": "string"},
                   "claim": {"type": "string"}, "url": {"type": "string"},
                   "source_status": {"type": "string", "enum": values(SourceStatus)},
-                  "source_error": {"type": "string"}, "label": {"type": "string", "nullable": True},
-                  "score": nullable_number, "verdict": {"type": "string", "enum": list(VERDICTS)},
-                  "flagged": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}},
+                  "source_error": {"type": "string"},
+                  "level": {"type": "string", "enum": values(VerdictLevel), "description": LEVEL_DESCRIPTION},
+                  "level_reason": {"type": "string",
+                                   "description": "why the citation could not be checked; \"\" at every other "
+                                                  "level"},
+                  "unsupported": {"type": "array", "items": {"type": "string"},
+                                  "description": "the claim's words or phrases the source does not back, for a "
+                                                 "partially_supported claim; empty at every other level"},
+                  "reportable": {"type": "boolean",
+                                 "description": "not_supported at the talk-page report's operating point (the "
+                                                "bot reports only these); false at every other level"},
+                  "score": {**nullable_number,
+                            "description": "calibrated support in [0, 1] (higher is better supported) that the "
+                                           "level is read from; null when the citation could not be checked"},
+                  "flagged": {"type": "boolean",
+                              "description": "worth a patroller's look: partially or not supported, or a clearly "
+                                             "better source was found; never for cannot_check"},
+                  "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},
                   "suggestions": {"type": "array", "items": {"type": "object"}},
                   "review_status": {"type": "string", "enum": values(ReviewStatus)},

@@ -1,0 +1,153 @@
+'use strict';
+
+const fs = require( 'fs' );
+const path = require( 'path' );
+const { createPanel } = require( '../src/side-hints.js' );
+const messages = require( '../i18n/en.json' );
+const documentation = require( '../i18n/qqq.json' );
+const { format } = require( './helpers/mw.js' );
+
+const SRC = path.join( __dirname, '..', 'src' );
+const LEVELS = [ 'supported', 'partially_supported', 'not_supported', 'cannot_check' ];
+const SUGGESTION = { url: 'https://news.example.org/alsea', title: 'Alsea history', score: 0.9,
+	evidence: { text: 'Alsea was founded in Mexico City in 1997.' },
+	cite: '{{cite web |url=https://news.example.org/alsea |title=Alsea history}}' };
+
+function msg( key, ...params ) {
+	if ( !Object.prototype.hasOwnProperty.call( messages, key ) ) {
+		throw new Error( `no message ${ key }` );
+	}
+	return format( messages[ key ], params );
+}
+
+/* A result as the API sends it at ``level``. */
+function result( level, extra = {} ) {
+	return Object.assign( { client_key: level, level, level_reason: '', unsupported: [], reportable: false,
+		flagged: level === 'partially_supported' || level === 'not_supported', score: 0.5, suggestions: [],
+		evidence: [ { text: `Evidence for ${ level }.`, score: 0.8 } ] }, extra );
+}
+
+/* The panel, mounted with side.css, showing one row per item. */
+function panelWith( items, inserts = [] ) {
+	document.head.innerHTML = '';
+	document.body.innerHTML = '';
+	const style = document.createElement( 'style' );
+	style.textContent = fs.readFileSync( path.join( SRC, 'side.css' ), 'utf8' );
+	document.head.appendChild( style );
+	const panel = createPanel( { document, msg, onConsent: () => {}, onShow: () => {},
+		onInsert: ( key, suggestion ) => inserts.push( [ key, suggestion.url ] ) } );
+	document.body.appendChild( panel.element );
+	panel.render( items.map( ( item, n ) => Object.assign( { key: `k${ n }`, number: n + 1, text: `Claim ${ n }.` }, item ) ) );
+	return panel;
+}
+
+const row = ( level ) => document.querySelector( `.side-hint[data-side-level="${ level }"]` );
+const badge = ( level ) => row( level ).querySelector( '.side-verdict' );
+const colours = ( node ) => {
+	const computed = getComputedStyle( node );
+	return [ computed.color, computed.backgroundColor, computed.borderStyle ].join( ' ' );
+};
+
+describe( 'the hints panel', () => {
+	it( 'shows each of the four levels with its own label and its own style', () => {
+		panelWith( LEVELS.map( ( level ) => ( { result: result( level, level === 'cannot_check' ?
+			{ level_reason: 'paywall: only a teaser was served', score: null, evidence: [] } : {} ) } ) ) );
+		expect( LEVELS.map( ( level ) => badge( level ).textContent ) ).toEqual(
+			[ 'Supported', 'Partially supported', 'Not supported', 'Could not be checked' ] );
+		expect( LEVELS.map( ( level ) => badge( level ).className ) ).toEqual(
+			LEVELS.map( ( level ) => `side-verdict side-verdict--${ level }` ) );
+		const styles = LEVELS.map( ( level ) => colours( badge( level ) ) );
+		expect( new Set( styles ).size ).toBe( 4 );
+		expect( getComputedStyle( badge( 'not_supported' ) ).color ).toBe( 'rgb(215, 51, 51)' );
+		expect( getComputedStyle( badge( 'supported' ) ).color ).toBe( 'rgb(20, 134, 109)' );
+		/* Could not be checked is grey and dashed: never a failure's red, nor a verdict's fill. */
+		expect( getComputedStyle( badge( 'cannot_check' ) ).color ).toBe( 'rgb(84, 89, 93)' );
+		expect( getComputedStyle( badge( 'cannot_check' ) ).borderStyle ).toBe( 'dashed' );
+		expect( colours( badge( 'partially_supported' ) ) ).not.toEqual( colours( badge( 'not_supported' ) ) );
+	} );
+
+	it( 'names the words a partially supported claim has that the source does not back, as plain text', () => {
+		panelWith( [ { result: result( 'partially_supported',
+			{ unsupported: [ 'Mexico City', '<img src=x onerror=alert(1)>', '', 7 ], suggestions: [ SUGGESTION ] } ) } ] );
+		const note = row( 'partially_supported' ).querySelector( '.side-hint__unsupported' );
+		expect( note.querySelector( '.side-hint__unsupported-label' ).textContent ).toBe( 'Not backed by the source:' );
+		expect( [ ...note.querySelectorAll( 'mark.side-hint__word' ) ].map( ( m ) => m.textContent ) ).toEqual(
+			[ 'Mexico City', '<img src=x onerror=alert(1)>' ] );
+		expect( note.querySelector( 'img' ) ).toBeNull();
+		expect( row( 'partially_supported' ).textContent ).toContain( 'Source says: “Evidence for partially_supported.”' );
+	} );
+
+	it( 'names no words for a partially supported claim the service gave none for, nor at other levels', () => {
+		panelWith( [ { result: result( 'partially_supported' ) },
+			{ result: result( 'not_supported', { unsupported: [ 'everything' ] } ) },
+			{ result: result( 'supported', { unsupported: [ 'nothing' ] } ) } ] );
+		expect( document.querySelectorAll( '.side-hint__unsupported' ) ).toHaveLength( 0 );
+	} );
+
+	it( 'offers the better source to Insert for partially and not supported citations, not supported ones', () => {
+		const inserts = [];
+		panelWith( [ { result: result( 'supported', { suggestions: [ SUGGESTION ] } ) },
+			{ result: result( 'partially_supported', { suggestions: [ SUGGESTION ] } ) },
+			{ result: result( 'not_supported', { suggestions: [ SUGGESTION ] } ) } ], inserts );
+		expect( row( 'supported' ).querySelector( '.side-insert' ) ).toBeNull();
+		row( 'partially_supported' ).querySelector( '.side-insert' ).click();
+		row( 'not_supported' ).querySelector( '.side-insert' ).click();
+		expect( inserts ).toEqual( [ [ 'k1', SUGGESTION.url ], [ 'k2', SUGGESTION.url ] ] );
+	} );
+
+	it( 'says a citation could not be checked with the service\'s reason, never as a failure', () => {
+		panelWith( [ { result: result( 'cannot_check', { level_reason: 'soft 404: the page says "not found"',
+			source_error: 'an older reason', score: null, evidence: [], flagged: false } ) } ] );
+		const unchecked = row( 'cannot_check' );
+		expect( badge( 'cannot_check' ).textContent ).toBe( 'Could not be checked' );
+		expect( unchecked.querySelector( '.side-hint__reason' ).textContent ).toBe(
+			'Reason: soft 404: the page says "not found"' );
+		expect( unchecked.querySelector( '.side-hint__evidence, .side-hint__unsupported, [role="alert"], .cdx-message' ) )
+			.toBeNull();
+		expect( unchecked.textContent ).not.toMatch( /not supported|fails/i );
+	} );
+
+	it( 'falls back to the source error for a result that names no level reason', () => {
+		panelWith( [ { result: result( 'cannot_check', { source_error: 'HTTP 503 fetching https://example.org/a',
+			score: null, evidence: [] } ) } ] );
+		expect( row( 'cannot_check' ).querySelector( '.side-hint__reason' ).textContent ).toBe(
+			'Reason: HTTP 503 fetching https://example.org/a' );
+	} );
+
+	it( 'shows a level it does not know, or an answer without one, as not checked', () => {
+		panelWith( [ { result: result( 'fails' ) }, { result: { client_key: 'x', verdict: 'supported' } },
+			{ result: null, pending: true } ] );
+		expect( [ ...document.querySelectorAll( '.side-hint' ) ].map( ( r ) => r.getAttribute( 'data-side-level' ) ) )
+			.toEqual( [ 'none', 'none', 'pending' ] );
+		expect( document.querySelector( '.side-verdict' ).textContent ).toBe( 'Not checked yet' );
+	} );
+} );
+
+describe( 'the messages', () => {
+	const used = new Set();
+	fs.readdirSync( SRC ).filter( ( name ) => name.endsWith( '.js' ) ).forEach( ( name ) => {
+		/* msg( 'key' ..., and the keys in the message maps and ternaries ( : 'key', ? 'key' ). */
+		const source = fs.readFileSync( path.join( SRC, name ), 'utf8' );
+		for ( const match of source.matchAll( /(?:msg\(\s*|[:?]\s*)'(side-[a-z-]*[a-z])'/g ) ) {
+			used.add( match[ 1 ] );
+		}
+	} );
+	const keys = ( json ) => Object.keys( json ).filter( ( key ) => key !== '@metadata' );
+
+	it( 'has every message the gadget names, in every language file, documented', () => {
+		const files = fs.readdirSync( path.join( __dirname, '..', 'i18n' ) ).filter( ( name ) => name.endsWith( '.json' ) );
+		expect( [ 'side-verdict-partially-supported', 'side-verdict-not-supported', 'side-unsupported',
+			'side-error-csp', 'side-inserted' ].filter( ( key ) => !used.has( key ) ) ).toEqual( [] );
+		files.forEach( ( name ) => {
+			const json = JSON.parse( fs.readFileSync( path.join( __dirname, '..', 'i18n', name ), 'utf8' ) );
+			const missing = [ ...used ].filter( ( key ) => !( key in json ) );
+			expect( { name, missing } ).toEqual( { name, missing: [] } );
+		} );
+		expect( keys( documentation ).sort() ).toEqual( keys( messages ).sort() );
+	} );
+
+	it( 'keeps no message of the older verdict words', () => {
+		expect( keys( messages ).filter( ( key ) => /unclear|fails/.test( key ) ) ).toEqual( [] );
+		expect( Object.values( messages ).join( '\n' ) ).not.toMatch( /SUPPORTS|REFUTES|NOT ENOUGH INFO/ );
+	} );
+} );
