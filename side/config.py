@@ -18,7 +18,7 @@ from typing import Any
 from side.errors import ConfigError
 
 __all__ = [
-    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "RetrievalConfig",
+    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "CrawlConfig", "RetrievalConfig",
     "VerifierConfig", "ServiceConfig", "BotConfig", "Config", "load_config",
 ]
 
@@ -61,6 +61,21 @@ class FetchConfig:
     #: The Wayback Machine's availability API (SIDE_FETCH_WAYBACK_API); empty: no Wayback
     #: lookups (a citation's own archive-url is still read).
     wayback_api: str = "https://archive.org/wayback/available"
+
+
+@dataclass
+class CrawlConfig:
+    """Fetching every source a wiki's dump cites (``side index build --dump``), politely:
+    robots.txt is always honoured, with ``fetch.user_agent``; fetches go through the same guard
+    and limits as any other (``fetch.*``)."""
+
+    #: Least seconds between two requests to one host, robots.txt included (SIDE_CRAWL_HOST_INTERVAL_S).
+    host_interval_s: float = 2.0
+    #: Sources fetched at the same time, from different hosts (SIDE_CRAWL_CONCURRENCY).
+    concurrency: int = 8
+    #: The crawl's state (SQLite: each URL's outcome and the text read), so a rerun skips what is
+    #: done; empty = var/crawl/<dump file name>.sqlite3 (SIDE_CRAWL_STATE).
+    state: str = ""
 
 
 @dataclass
@@ -174,6 +189,7 @@ class Config:
     var_dir: Path = DEFAULT_VAR_DIR
     context_words: int = 100
     fetch: FetchConfig = field(default_factory=FetchConfig)
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)

@@ -50,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--dataset", action="extend", nargs="+", default=[], choices=DATASETS,
                        help="a shared dataset's documents (repeatable)")
     build.add_argument("--demo", action="store_true", help="WiCE cited pages + saved web pages")
+    build.add_argument("--dump", type=Path, metavar="FILE", help="MediaWiki XML dump (.xml or .xml.bz2): fetch "
+                       "and index every source its articles cite (robots.txt, crawl.* settings; resumable)")
+    build.add_argument("--limit", type=int, help="with --dump: fetch at most N sources in this run")
+    build.add_argument("--dry-run", action="store_true", help="with --dump: list the cited URLs, fetch nothing")
     build.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
     build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type")
     build.add_argument("--words", type=int, help="passage length in words")
@@ -89,6 +93,10 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
     data = Path(config.data_dir)
     datasets = list(args.dataset) + (["wice"] if args.demo else [])
     sources = [corpus.documents_from_jsonl(p) for p in args.jsonl]
+    if args.dump is not None:
+        from side.retrieval.dump import dump_documents
+
+        sources.append(iter(dump_documents(args.dump, config, limit=args.limit)))
     if args.demo and "web_html" not in datasets:
         sources.append(corpus.documents_from_web_html(data / "fixtures" / "web_html" / DEMO_WEB_PAGES))
     for name in dict.fromkeys(datasets):
@@ -99,7 +107,7 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
         else:
             sources.append(corpus.documents_from_web_html(data / "fixtures" / "web_html"))
     if not sources:
-        raise InputError("nothing to index: give --jsonl FILE, --dataset NAME or --demo")
+        raise InputError("nothing to index: give --jsonl FILE, --dataset NAME, --dump FILE or --demo")
     return itertools.chain.from_iterable(sources)
 
 
@@ -107,6 +115,8 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.corpus import build_corpus
     from side.retrieval.retriever import build_index
 
+    if args.dry_run:
+        return _list_cited(args.dump)
     started = time.perf_counter()
     out = args.out or config.index_dir
     words = args.words or config.retrieval.passage_words
@@ -122,6 +132,20 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _list_cited(dump: Path | None) -> int:
+    """Print the URLs a dump cites, one a line, as ``--dump`` would fetch them (offline)."""
+    from side.extract.dump import iter_cited_urls
+
+    if dump is None:
+        raise InputError("--dry-run lists what a dump cites: give --dump FILE")
+    count = 0
+    for cited in iter_cited_urls(dump):
+        print(cited.fetch_url)
+        count += 1
+    log.info("%s cites %d distinct URLs", dump, count)
+    return 0
+
+
 def truncate_document(document: Document, max_words: int) -> Document:
     """The document cut after the sentence that reaches ``max_words`` words."""
     from side.retrieval.corpus import Document
@@ -133,7 +157,8 @@ def truncate_document(document: Document, max_words: int) -> Document:
             break
         kept.append(sentence)
         total += count_words(sentence)
-    return Document(document.doc_id, document.url, document.title, "\n".join(kept), tuple(kept))
+    return Document(document.doc_id, document.url, document.title, "\n".join(kept), tuple(kept),
+                    document.fetched_at)
 
 
 def run_demo_article(args: argparse.Namespace, config: Config) -> int:

@@ -52,13 +52,15 @@ def sha1(text: str) -> str:
 
 @dataclass(frozen=True)
 class Document:
-    """One source page. ``sentences`` may be given when the data is already split (datasets)."""
+    """One source page. ``sentences`` may be given when the data is already split (datasets);
+    ``fetched_at`` says when a page fetched from the web was read (ISO 8601, "" for datasets)."""
 
     doc_id: str
     url: str
     title: str
     text: str
     sentences: tuple[str, ...] = field(default=(), compare=False)
+    fetched_at: str = field(default="", compare=False)
 
     @property
     def content_hash(self) -> str:
@@ -76,7 +78,7 @@ class Document:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Document:
         return cls(str(data["doc_id"]), data.get("url", ""), data.get("title", ""), data.get("text", ""),
-                   tuple(data.get("sentences") or ()))
+                   tuple(data.get("sentences") or ()), str(data.get("fetched_at") or ""))
 
 
 @dataclass(frozen=True)
