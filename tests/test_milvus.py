@@ -227,6 +227,15 @@ def test_a_bad_uri_is_a_one_line_error(uri, jsonl, tmp_path, monkeypatch, capsys
     assert time.monotonic() - started < 30
 
 
+def test_ivf_pq_is_refused_on_milvus_lite_in_one_line(server, jsonl, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SIDE_RETRIEVAL_MILVUS_URI", server)
+    monkeypatch.setenv("SIDE_RETRIEVAL_MILVUS_INDEX", "ivf_pq")
+    assert main(["index", "build", "--jsonl", str(jsonl), "--out", str(tmp_path), "--backend", "milvus"]) == 2
+    err = capsys.readouterr().err
+    assert "has no IVF_PQ index" in err and err.count("\n") == 1
+    assert not (tmp_path / "passages.jsonl").exists()
+
+
 def test_side_imports_pymilvus_only_for_the_milvus_backend():
     code = ("import sys; import side.cli, side.cli.index, side.cli.eval_retrieval, side.pipeline, "
             "side.retrieval.retriever, side.retrieval.milvus, side.evaluation.retrieval; "

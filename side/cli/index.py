@@ -141,9 +141,9 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
 
     backend, milvus = backend_of(args, config), milvus_settings(args, config)
     if milvus is not None:
-        from side.retrieval.milvus import connect
+        from side.retrieval.milvus import check_server
 
-        connect(milvus)  # an unreachable server is reported before the corpus is built
+        check_server(milvus)  # an unreachable server or unsupported index is reported before any work
     started = time.perf_counter()
     out = args.out or config.index_dir
     words = args.words or config.retrieval.passage_words

@@ -14,6 +14,8 @@ Same interface as the embedded index (:class:`MilvusRetriever` is a
   same words, and the same words as the embedded index.
 - Dense search runs in Milvus on the ``dense`` FLOAT_VECTOR field, inner product on unit
   vectors (cosine), index HNSW (default), IVF_PQ or FLAT (``retrieval.milvus_index``).
+  milvus-lite 3.2 has no IVF_PQ (it accepts the index and then fails to load the collection),
+  so building one there is refused with a one-line error; it needs a Milvus server.
 - Hybrid search is one ``hybrid_search`` call, merged by Milvus's ranker: ``rrf`` is
   ``RRFRanker(60)``, the same fusion as the embedded one; ``union`` is ``WeightedRanker(1, 1)``,
   the nearest Milvus has to Side's CombSUM of min-max normalised scores: Milvus (and
@@ -56,7 +58,7 @@ from side.retrieval.sparse import analysed_texts
 
 __all__ = [
     "MILVUS_FILE", "MILVUS_FORMAT", "MILVUS_INDEXES", "MilvusSettings", "MilvusRetriever", "build_milvus_index",
-    "collection_name", "connect", "read_milvus_meta",
+    "check_server", "collection_name", "connect", "read_milvus_meta",
 ]
 
 log = logging.getLogger(__name__)
@@ -155,6 +157,23 @@ def _dense_index(kind: str, n: int, dim: int) -> tuple[str, dict[str, Any], dict
     raise InputError(f"unknown Milvus index {kind!r} ({', '.join(MILVUS_INDEXES)})")
 
 
+def check_server(settings: MilvusSettings, client: Any = None) -> Any:
+    """A client for ``settings`` whose server can build its index, else a one-line error."""
+    client = client or connect(settings)
+    _check_index_supported(client, settings)
+    return client
+
+
+def _check_index_supported(client: Any, settings: MilvusSettings) -> None:
+    """milvus-lite 3.2 accepts an IVF_PQ index but cannot load it: refuse before building."""
+    if settings.index != "ivf_pq":
+        return
+    version = str(_call("get_server_version", settings, client.get_server_version))
+    if version.startswith("milvus_lite"):
+        raise ConfigError(f"{version} has no IVF_PQ index: set retrieval.milvus_index to hnsw or flat, "
+                          f"or milvus_uri to a Milvus server")
+
+
 def _clip(text: str, limit: int = _VARCHAR_MAX) -> str:
     raw = text.encode("utf-8")
     return text if len(raw) <= limit else raw[:limit].decode("utf-8", "ignore")
@@ -223,7 +242,7 @@ def build_milvus_index(corpus: Corpus, directory: str | Path, settings: MilvusSe
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     _dense_index(settings.index, 1, 8)  # an unknown index type fails before any work
-    client = connect(settings)
+    client = check_server(settings)
     if _is_current(directory, corpus, settings, stemmer, client):
         log.info("Milvus collection %s at %s is up to date", settings.collection, settings.uri)
         return MilvusRetriever.load(directory, encoder, milvus=settings, client=client)
