@@ -88,6 +88,19 @@ class RetrievalConfig:
     passage_words: int = 100
     passage_stride: int = 50
     faiss_index: str = "flat"
+    #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
+    #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).
+    backend: str = "embedded"
+    #: Milvus URI: a milvus-lite data path ending in ``.db`` (served inside the process), or
+    #: ``http://host:19530`` of milvus-lite's server, Milvus Standalone or Distributed. Empty:
+    #: ``var_dir/milvus.db``.
+    milvus_uri: str = ""
+    #: Token for a Milvus server with authentication (``user:password`` or an API key).
+    milvus_token: str = ""
+    #: Collection holding the passages of ``side index build --backend milvus``.
+    milvus_collection: str = "side_passages"
+    #: Dense index in Milvus: hnsw, ivf_pq (compressed, for corpora larger than memory) or flat.
+    milvus_index: str = "hnsw"
 
 
 @dataclass
@@ -206,6 +219,10 @@ class Config:
     @property
     def index_dir(self) -> Path:
         return Path(self.var_dir) / "index"
+
+    @property
+    def milvus_uri(self) -> str:
+        return self.retrieval.milvus_uri or str(Path(self.var_dir) / "milvus.db")
 
 
 def _coerce(value: Any, like: Any, name: str) -> Any:

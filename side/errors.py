@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = [
     "SideError", "InputError", "ConfigError", "DataNotFoundError", "SourceFetchError",
     "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "NoArchivedCopyError",
-    "IndexNotFoundError",
+    "IndexNotFoundError", "IndexServerError",
     "ModelLoadError",
 ]
 
@@ -95,6 +95,12 @@ class IndexNotFoundError(SideError):
     """No evidence index was built at the configured location."""
 
     code = "index_not_found"
+
+
+class IndexServerError(SideError):
+    """The index server named by the configuration (Milvus) cannot be reached or refused a request."""
+
+    code = "index_server"
 
 
 class ModelLoadError(SideError):

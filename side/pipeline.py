@@ -446,14 +446,15 @@ class Pipeline:
 
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
-            from side.retrieval.retriever import Retriever
+            from side.retrieval.retriever import load_retriever
 
             directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
             if index_dir is None and not directory.is_dir():
                 log.info("no evidence index at %s: citations are scored, no corpus suggestions", directory)
             else:
-                retriever = Retriever.load(directory, k_sparse=config.retrieval.k_sparse,
-                                           k_dense=config.retrieval.k_dense, fusion=config.retrieval.fusion)
+                retriever = load_retriever(directory, config.retrieval.backend, _milvus_settings(config),
+                                           k_sparse=config.retrieval.k_sparse, k_dense=config.retrieval.k_dense,
+                                           fusion=config.retrieval.fusion)
         if offline:
             fetch = None
         elif fetch is None:
@@ -587,6 +588,15 @@ class Pipeline:
         if better and better[0][1].score >= current + BETTER_MARGIN:
             result.flagged = True
             result.reasons.append(_better_reason(better[0], bool(result.suggestions)))
+
+
+def _milvus_settings(config: Any) -> Any:
+    """MilvusSettings of ``config`` when its retrieval backend is milvus (imports no pymilvus)."""
+    if config.retrieval.backend != "milvus":
+        return None
+    from side.retrieval.milvus import MilvusSettings
+
+    return MilvusSettings.from_config(config)
 
 
 def _better_reason(best: tuple[Any, Verdict], suggested: bool) -> str:

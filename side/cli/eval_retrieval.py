@@ -27,22 +27,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("task", choices=TASKS)
     parser.add_argument("--claims", type=Path, help="claims file (default: the shared dev split)")
     parser.add_argument("--corpus", type=Path, help="SciFact corpus file (scifact only)")
+    parser.add_argument("--backend", choices=("embedded", "milvus"),
+                        help="where the index lives (default: config retrieval.backend; evidence: always in memory)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)
 
 
 def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
+    from side.cli.index import milvus_settings
     from side.evaluation import retrieval
 
     data, cache = Path(config.data_dir), Path(config.var_dir) / "eval"
     if args.corpus and args.task != "scifact":
         raise InputError("--corpus applies to the scifact task only")
+    milvus = milvus_settings(args, config)
+    if milvus is not None and args.task == "evidence":
+        raise InputError("the evidence task ranks one page's sentences in memory; --backend milvus does not apply")
     if args.task == "scifact":
         return retrieval.evaluate_scifact(args.claims or data / "scifact" / "claims_dev.jsonl",
-                                          args.corpus or data / "scifact" / "corpus.jsonl", cache)
+                                          args.corpus or data / "scifact" / "corpus.jsonl", cache, milvus=milvus)
     claims = args.claims or data / "wice" / "claim_dev.jsonl"
     if args.task == "wice-recovery":
-        return retrieval.evaluate_wice_recovery(claims, cache)
+        return retrieval.evaluate_wice_recovery(claims, cache, milvus=milvus)
     return retrieval.evaluate_evidence(claims, cache)
 
 
@@ -55,7 +61,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from rich.table import Table
 
     columns = list(next(iter(report.metrics.values())))
-    table = Table(title=f"retrieval: {report.task} ({report.n_queries} queries)")
+    where = report.settings.get("backend", "embedded")
+    table = Table(title=f"retrieval: {report.task} ({report.n_queries} queries, {where} index)")
     table.add_column("method")
     for name in columns:
         table.add_column(name, justify="right")

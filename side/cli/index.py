@@ -22,13 +22,15 @@ from side.config import Config
 from side.errors import InputError
 
 __all__ = [
-    "DATASETS", "DEMO_MAX_WORDS", "DEMO_WEB_PAGES", "register", "run_build", "truncate_document",
-    "run_demo_article", "run_info", "run_search",
+    "DATASETS", "DEMO_MAX_WORDS", "DEMO_WEB_PAGES", "add_backend_argument", "register", "run_build",
+    "truncate_document", "run_demo_article", "run_info", "run_search", "open_retriever", "milvus_settings",
 ]
 
 if TYPE_CHECKING:
     from side.retrieval.corpus import Document
     from side.retrieval.fusion import DocumentHit
+    from side.retrieval.milvus import MilvusSettings
+    from side.retrieval.retriever import Retriever
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,33 @@ DEMO_MAX_WORDS = 300
 
 #: The English news pages of the web fixtures (the other folder is mostly German and French).
 DEMO_WEB_PAGES = "article_extraction_benchmark"
+
+
+def add_backend_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=("embedded", "milvus"),
+                        help="where the index lives (default: config retrieval.backend)")
+
+
+def backend_of(args: argparse.Namespace, config: Config) -> str:
+    return getattr(args, "backend", None) or config.retrieval.backend
+
+
+def milvus_settings(args: argparse.Namespace, config: Config) -> MilvusSettings | None:
+    """The configured Milvus URI and collection when the milvus backend is chosen, else None."""
+    if backend_of(args, config) != "milvus":
+        return None
+    from side.retrieval.milvus import MilvusSettings
+
+    return MilvusSettings.from_config(config)
+
+
+def open_retriever(args: argparse.Namespace, config: Config, index_dir: Path) -> Retriever:
+    """The index of ``index_dir`` in the chosen backend, with the configured retrieval settings."""
+    from side.retrieval.retriever import load_retriever
+
+    settings = config.retrieval
+    return load_retriever(index_dir, backend_of(args, config), milvus_settings(args, config),
+                          k_sparse=settings.k_sparse, k_dense=settings.k_dense, fusion=settings.fusion)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--limit", type=int, help="with --dump: fetch at most N sources in this run")
     build.add_argument("--dry-run", action="store_true", help="with --dump: list the cited URLs, fetch nothing")
     build.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
-    build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type")
+    add_backend_argument(build)
+    build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type (embedded backend)")
     build.add_argument("--words", type=int, help="passage length in words")
     build.add_argument("--stride", type=int, help="words between passage starts")
     build.add_argument("--max-words", type=int, help=f"keep the first N words of each page "
@@ -63,6 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.set_defaults(func=run_build)
     info = commands.add_parser("info", help="describe the evidence index")
     info.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
+    add_backend_argument(info)
     info.set_defaults(func=run_info)
 
     demo = commands.add_parser(
@@ -83,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     search.add_argument("--mode", choices=("sparse", "dense", "hybrid"), default="hybrid")
     search.add_argument("--fusion", choices=("union", "rrf"), help="hybrid fusion (default: config)")
     search.add_argument("--index", type=Path, help="index directory (default: the configured index_dir)")
+    add_backend_argument(search)
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(func=run_search)
 
@@ -113,10 +145,15 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
 
 def run_build(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.corpus import build_corpus
-    from side.retrieval.retriever import build_index
+    from side.retrieval.retriever import build_retriever
 
     if args.dry_run:
         return _list_cited(args.dump)
+    backend, milvus = backend_of(args, config), milvus_settings(args, config)
+    if milvus is not None:
+        from side.retrieval.milvus import check_server
+
+        check_server(milvus)  # an unreachable server or unsupported index is reported before any work
     started = time.perf_counter()
     out = args.out or config.index_dir
     words = args.words or config.retrieval.passage_words
@@ -126,8 +163,9 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     if max_words:
         documents = (truncate_document(d, max_words) for d in documents)
     corpus = build_corpus(documents, out, words=words, stride=stride)
-    build_index(corpus, out, faiss_index=args.faiss or config.retrieval.faiss_index)
-    print(f"index {out}: {len(corpus)} documents, {len(corpus.passages)} passages "
+    build_retriever(corpus, out, backend, milvus, faiss_index=args.faiss or config.retrieval.faiss_index)
+    where = f" in Milvus collection {milvus.collection} at {milvus.uri}" if milvus else ""
+    print(f"index {out}{where}: {len(corpus)} documents, {len(corpus.passages)} passages "
           f"({time.perf_counter() - started:.0f} s)")
     return 0
 
@@ -175,22 +213,25 @@ def run_demo_article(args: argparse.Namespace, config: Config) -> int:
 
 
 def run_info(args: argparse.Namespace, config: Config) -> int:
-    from side.retrieval.retriever import read_index_meta
-
     out = args.out or config.index_dir
-    meta = read_index_meta(out)
+    keys: tuple[str, ...]
+    if backend_of(args, config) == "milvus":
+        from side.retrieval.milvus import read_milvus_meta
+
+        meta, keys = read_milvus_meta(out), ("n_documents", "n_passages", "uri", "collection", "index", "stemmer",
+                                             "dim", "fingerprint")
+    else:
+        from side.retrieval.retriever import read_index_meta
+
+        meta, keys = read_index_meta(out), ("n_documents", "n_passages", "faiss", "stemmer", "dim", "fingerprint")
     print(f"index {out}")
-    for key in ("n_documents", "n_passages", "faiss", "stemmer", "dim", "fingerprint"):
+    for key in keys:
         print(f"  {key}: {meta.get(key)}")
     return 0
 
 
 def run_search(args: argparse.Namespace, config: Config) -> int:
-    from side.retrieval.retriever import Retriever
-
-    settings = config.retrieval
-    retriever = Retriever.load(args.index or config.index_dir, k_sparse=settings.k_sparse,
-                               k_dense=settings.k_dense, fusion=settings.fusion)
+    retriever = open_retriever(args, config, args.index or config.index_dir)
     hits = retriever.search(args.query, args.dense_query, k=args.k, mode=args.mode, fusion=args.fusion)
     if args.json:
         print(json.dumps([_brief(h) for h in hits], indent=1, ensure_ascii=False))

@@ -39,7 +39,7 @@ from side.retrieval.corpus import (
 )
 from side.retrieval.dense import DenseIndex, embed_cached
 from side.retrieval.fusion import fuse, single
-from side.retrieval.retriever import Retriever, build_index
+from side.retrieval.retriever import Retriever, build_retriever
 from side.retrieval.sparse import SparseIndex
 
 __all__ = [
@@ -130,10 +130,19 @@ def cache_name(path: str | Path, words: int, stride: int) -> str:
 
 
 def cached_retriever(documents: Iterable[Document], directory: Path, words: int, stride: int,
-                     encoder: Any = None) -> Retriever:
-    """Build (or reuse) the corpus and indexes of ``documents`` in ``directory``."""
+                     encoder: Any = None, milvus: Any = None) -> Retriever:
+    """Build (or reuse) the corpus and indexes of ``documents`` in ``directory``.
+
+    ``milvus`` (a MilvusSettings) puts the index in Milvus instead, in a collection named after
+    ``directory``; the corpus and the embedding cache stay in ``directory``, shared by both.
+    """
     corpus = build_corpus(documents, directory, words=words, stride=stride)
-    return build_index(corpus, directory, encoder=encoder)
+    if milvus is None:
+        return build_retriever(corpus, directory, encoder=encoder)
+    from side.retrieval.milvus import collection_name
+
+    settings = milvus.with_collection(collection_name(directory.name, "side_eval_"))
+    return build_retriever(corpus, directory, "milvus", settings, encoder=encoder)
 
 
 def scifact_index_dir(corpus_path: str | Path, cache_dir: str | Path, words: int = SCIFACT_PASSAGE_WORDS) -> Path:
@@ -141,20 +150,23 @@ def scifact_index_dir(corpus_path: str | Path, cache_dir: str | Path, words: int
 
 
 def scifact_retriever(corpus_path: str | Path, cache_dir: str | Path, words: int = SCIFACT_PASSAGE_WORDS,
-                      encoder: Any = None) -> Retriever:
+                      encoder: Any = None, milvus: Any = None) -> Retriever:
     """The cached index of a SciFact-format abstract corpus (also used by ``side eval verify``)."""
     return cached_retriever(documents_from_scifact(corpus_path), scifact_index_dir(corpus_path, cache_dir, words),
-                            words, words // 2, encoder)
+                            words, words // 2, encoder, milvus)
 
 
 def document_retrieval(documents: Sequence[Document], sparse_queries: Sequence[str],
                        dense_queries: Sequence[str], golds: Sequence[set[str]], directory: Path,
                        wanted: Sequence[tuple[str, int]], words: int = 100, stride: int = 50,
-                       encoder: Any = None) -> dict[str, dict[str, float]]:
-    """Build (or reuse) an index of ``documents`` in ``directory`` and score every method."""
-    retriever = cached_retriever(documents, directory, words, stride, encoder)
+                       encoder: Any = None, milvus: Any = None) -> dict[str, dict[str, float]]:
+    """Build (or reuse) an index of ``documents`` in ``directory`` and score every method.
+
+    ``milvus`` (a MilvusSettings): the index is a Milvus collection (see :func:`cached_retriever`).
+    """
+    retriever = cached_retriever(documents, directory, words, stride, encoder, milvus)
     depth = max(k for _, k in wanted)
-    vectors = retriever.dense.embed(list(dense_queries))
+    vectors = retriever.embed(list(dense_queries))
     metrics = {}
     for method, (mode, fusion) in METHODS.items():
         results = retriever.search_batch(sparse_queries, vectors, k=depth, mode=mode, fusion=fusion)
@@ -164,7 +176,7 @@ def document_retrieval(documents: Sequence[Document], sparse_queries: Sequence[s
 
 
 def evaluate_scifact(claims_path: str | Path, corpus_path: str | Path, cache_dir: str | Path,
-                     words: int = SCIFACT_PASSAGE_WORDS, encoder: Any = None) -> RetrievalReport:
+                     words: int = SCIFACT_PASSAGE_WORDS, encoder: Any = None, milvus: Any = None) -> RetrievalReport:
     """Open retrieval of the evidence abstracts of every SciFact claim that has evidence."""
     claims = [c for c in load_scifact_claims(claims_path) if c.evidence]
     documents = list(documents_from_scifact(corpus_path))
@@ -172,9 +184,10 @@ def evaluate_scifact(claims_path: str | Path, corpus_path: str | Path, cache_dir
     golds = [set(c.evidence) for c in claims]
     directory = scifact_index_dir(corpus_path, cache_dir, words)
     metrics = document_retrieval(documents, texts, texts, golds, directory,
-                                 [("R", 3), ("R", 10), ("nDCG", 10)], words, words // 2, encoder)
+                                 [("R", 3), ("R", 10), ("nDCG", 10)], words, words // 2, encoder, milvus)
     return RetrievalReport("scifact", len(claims), metrics,
-                           {"documents": len(documents), "passage_words": words, "index": str(directory)})
+                           {"documents": len(documents), "passage_words": words, "index": str(directory),
+                            **_backend(milvus)})
 
 
 def wice_queries(record: dict[str, Any]) -> tuple[str, str]:
@@ -188,7 +201,7 @@ def wice_queries(record: dict[str, Any]) -> tuple[str, str]:
 
 
 def evaluate_wice_recovery(claims_path: str | Path, cache_dir: str | Path,
-                           encoder: Any = None) -> RetrievalReport:
+                           encoder: Any = None, milvus: Any = None) -> RetrievalReport:
     """Side's Table 4: rank every WiCE cited page for each claim; is the cited one on top?"""
     records = [r for r in read_jsonl(claims_path) if r.get("evidence")]
     documents = list(documents_from_wice(claims_path))
@@ -197,10 +210,17 @@ def evaluate_wice_recovery(claims_path: str | Path, cache_dir: str | Path,
     words, stride = WICE_PASSAGE_WORDS, WICE_PASSAGE_STRIDE
     directory = Path(cache_dir) / cache_name(claims_path, words, stride)
     metrics = document_retrieval(documents, [q[0] for q in queries], [q[1] for q in queries], golds,
-                                 directory, [("SR", 1), ("SR", 10), ("SR", 100)], words, stride, encoder)
+                                 directory, [("SR", 1), ("SR", 10), ("SR", 100)], words, stride, encoder, milvus)
     return RetrievalReport("wice-recovery", len(records), metrics,
                            {"documents": len(documents), "passage_words": words, "passage_stride": stride,
-                            "index": str(directory)})
+                            "index": str(directory), **_backend(milvus)})
+
+
+def _backend(milvus: Any) -> dict[str, str]:
+    """The report's record of where the index was: embedded, or the Milvus URI and dense index."""
+    if milvus is None:
+        return {"backend": "embedded"}
+    return {"backend": "milvus", "milvus_uri": milvus.uri, "milvus_index": milvus.index}
 
 
 # --------------------------------------------------------------------------------------------

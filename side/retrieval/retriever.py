@@ -20,6 +20,12 @@ An index directory holds the corpus (see :mod:`side.retrieval.corpus`), ``sparse
 ``.npy`` + JSON files), ``dense.faiss``, ``embeddings.npy`` (one row per passage) with
 ``embeddings.json`` (each row's passage content hash, so rebuilding never re-embeds a passage
 already seen) and ``index.json`` (settings and the corpus fingerprint it was built from).
+
+Backends. That is the ``embedded`` backend. The ``milvus`` one (:mod:`side.retrieval.milvus`)
+keeps the same corpus and embedding cache in the directory but indexes and searches the
+passages in a Milvus collection; :func:`load_retriever` and :func:`build_retriever` choose by
+``retrieval.backend``, and both give a :class:`Retriever`, so the pipeline, ``side search`` and
+the evaluation do not care which.
 """
 
 from __future__ import annotations
@@ -32,15 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from side.errors import IndexNotFoundError, InputError
+from side.errors import ConfigError, IndexNotFoundError, InputError
 from side.retrieval.corpus import Corpus, Passage
 from side.retrieval.dense import DenseIndex, embed_passages
 from side.retrieval.fusion import FUSIONS, DocumentHit, Hit, Ranked, fuse, group_by_document, single
 from side.retrieval.sparse import SparseIndex
 
 __all__ = [
-    "DENSE_FILE", "INDEX_FILE", "INDEX_FORMAT", "MODES", "SPARSE_DIR", "Retriever", "build_index",
-    "read_index_meta",
+    "BACKENDS", "DENSE_FILE", "INDEX_FILE", "INDEX_FORMAT", "MODES", "SPARSE_DIR", "Retriever", "build_index",
+    "build_retriever", "corpus_ref", "load_retriever", "read_index_meta",
 ]
 
 log = logging.getLogger(__name__)
@@ -50,6 +56,8 @@ INDEX_FILE = "index.json"
 SPARSE_DIR = "sparse"
 DENSE_FILE = "dense.faiss"
 MODES = ("sparse", "dense", "hybrid")
+#: Where an index lives: files beside the corpus (bm25s + faiss), or a Milvus collection.
+BACKENDS = ("embedded", "milvus")
 
 class Retriever:
     """Sparse, dense or hybrid passage retrieval over one corpus, results grouped by document."""
@@ -78,6 +86,10 @@ class Retriever:
     def share_encoder(self, encoder: Any) -> None:
         """Embed queries with ``encoder`` (the verifier's): one bi-encoder, in one number format."""
         self.dense.encoder = encoder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Dense query vectors, to embed a batch once and search it several ways."""
+        return self.dense.embed(texts)
 
     def passages_for(self, doc_id: str) -> list[Passage]:
         return self.corpus.passages_for(doc_id)
@@ -122,6 +134,39 @@ class Retriever:
         return self.search_batch([sparse_query], [dense_query or sparse_query], k, mode, fusion)[0]
 
 
+def _check_backend(backend: str, milvus: Any) -> None:
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown retrieval backend {backend!r} ({', '.join(BACKENDS)})")
+    if backend == "milvus" and milvus is None:
+        raise ConfigError("the milvus backend needs Milvus settings (a URI and a collection)")
+
+
+def load_retriever(index_dir: str | Path, backend: str = "embedded", milvus: Any = None, encoder: Any = None,
+                   **settings: Any) -> Retriever:
+    """The index of ``index_dir`` in ``backend``; ``milvus`` is a MilvusSettings for that backend.
+
+    Only the milvus backend imports pymilvus, so the embedded one works without it installed.
+    """
+    _check_backend(backend, milvus)
+    if backend == "embedded":
+        return Retriever.load(index_dir, encoder, **settings)
+    from side.retrieval.milvus import MilvusRetriever
+
+    return MilvusRetriever.load(index_dir, encoder, milvus=milvus, **settings)
+
+
+def build_retriever(corpus: Corpus, directory: str | Path, backend: str = "embedded", milvus: Any = None,
+                    encoder: Any = None, faiss_index: str = "flat", stemmer: str = "auto",
+                    progress: bool = True) -> Retriever:
+    """Index ``corpus`` in ``backend`` (see :func:`build_index` and ``side.retrieval.milvus``)."""
+    _check_backend(backend, milvus)
+    if backend == "embedded":
+        return build_index(corpus, directory, encoder, faiss_index, stemmer, progress)
+    from side.retrieval.milvus import build_milvus_index
+
+    return build_milvus_index(corpus, directory, milvus, encoder, stemmer, progress)
+
+
 def read_index_meta(index_dir: str | Path) -> dict[str, Any]:
     path = Path(index_dir) / INDEX_FILE
     if not path.is_file():
@@ -139,7 +184,8 @@ def _is_current(directory: Path, corpus: Corpus, faiss_index: str, stemmer: str)
             and (directory / DENSE_FILE).is_file() and (directory / SPARSE_DIR / "sparse.json").is_file())
 
 
-def _corpus_ref(corpus: Corpus, directory: Path) -> str:
+def corpus_ref(corpus: Corpus, directory: Path) -> str:
+    """Where an index's meta file finds its corpus: relative to the index directory when inside it."""
     try:
         return str(corpus.directory.resolve().relative_to(directory.resolve())) or "."
     except ValueError:
@@ -160,7 +206,7 @@ def build_index(corpus: Corpus, directory: str | Path, encoder: Any = None, fais
     vectors = embed_passages(corpus.passages, directory, encoder, progress)
     dense = DenseIndex.build(vectors, faiss_index, encoder)
     dense.save(directory / DENSE_FILE)
-    meta = {"format": INDEX_FORMAT, "corpus_dir": _corpus_ref(corpus, directory),
+    meta = {"format": INDEX_FORMAT, "corpus_dir": corpus_ref(corpus, directory),
             "fingerprint": corpus.fingerprint, "faiss": faiss_index, "stemmer_requested": stemmer,
             "stemmer": sparse.stemmer_name, "n_documents": len(corpus), "n_passages": len(texts),
             "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0}

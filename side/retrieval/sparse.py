@@ -16,7 +16,7 @@ import numpy as np
 
 from side.errors import IndexNotFoundError, InputError
 
-__all__ = ["SparseIndex", "light_stem", "make_stemmer", "quiet_bm25s"]
+__all__ = ["SparseIndex", "analysed_texts", "light_stem", "make_stemmer", "quiet_bm25s"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,18 @@ def make_stemmer(name: str = "auto") -> tuple[str, Any]:
     if name == "none":
         return "none", None
     raise InputError(f"unknown stemmer {name!r} (auto, snowball, light, none)")
+
+
+def analysed_texts(texts: Sequence[str], stemmer: str = "auto") -> tuple[str, list[str]]:
+    """(resolved stemmer, texts as the words BM25 indexes): lowercased, stopwords out, stemmed.
+
+    The same analysis as :class:`SparseIndex`, written back as space-separated words, for an
+    index that runs BM25 itself (Milvus) on text split at spaces.
+    """
+    bm25s = quiet_bm25s()
+    name, stem = make_stemmer(stemmer)
+    tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=stem, return_ids=False, show_progress=False)
+    return name, [" ".join(words) for words in tokens]
 
 
 class SparseIndex:
