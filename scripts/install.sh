@@ -32,6 +32,9 @@ stamp=".venv/.side-installed"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
+  # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
+  # registry's newest build with several GB of CUDA packages.
+  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
