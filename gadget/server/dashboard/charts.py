@@ -159,7 +159,7 @@ def daily_bars(days: Sequence[tuple[str, int]], layers: Sequence[tuple[str, str,
 def level_bars(label: str, items: Sequence[tuple[str, str, int]]) -> Markup:
     """One bar per (level, its text, count), in the given order, each in its level's colour."""
     return horizontal_bars(label, [(text, n) for _, text, n in items], sort=False,
-                           css=[level_css(level) for level, _, _ in items])
+                           css=[level_css(level) for level, _, _ in items], width=WIDTH)
 
 
 def ring(label: str, part: int, total: int, caption: str) -> Markup:
@@ -181,15 +181,17 @@ def ring(label: str, part: int, total: int, caption: str) -> Markup:
 
 
 def horizontal_bars(label: str, items: Sequence[tuple[str, int]], sort: bool = True,
-                    css: Sequence[str] = ()) -> Markup:
+                    css: Sequence[str] = (), width: int = 520) -> Markup:
     """One labelled bar per item, longest first unless ``sort`` is false (dismissal reasons;
-    levels keep their own order); ``css`` is each bar's class (``bar-dismissed`` by default)."""
+    levels keep their own order); ``css`` is each bar's class (``bar-dismissed`` by default);
+    ``width`` in drawing units (a half-width card's default; :data:`WIDTH` for a wide card, so
+    the text keeps its size)."""
     classes = list(css) or ["bar-dismissed"] * len(items)
     pairs = list(zip(items, classes, strict=True))
     if sort:
         pairs.sort(key=lambda pair: -pair[0][1])
     items = [item for item, _ in pairs]
-    row, left, width = 28, 210, 520
+    row, left = 28, 210
     height = max(row * len(items), row) + 8
     top = max((n for _, n in items), default=0) or 1
     body = []
