@@ -7,11 +7,18 @@ report text, checkpoint) are usable and testable anywhere.
 
 from bot.changes import Change, EventStreamFeed, RecentChangesFeed, fetch_revisions, is_revert, skip_reason
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, Position
-from bot.policy import ReportPolicy, exclusion_reason, is_reportable, is_run_enabled, report_threshold
+from bot.policy import (
+    ReportPolicy,
+    exclusion_reason,
+    is_reportable,
+    is_run_enabled,
+    report_decision,
+    report_threshold,
+)
 from bot.report import TalkReport, build_report
 
 __all__ = [
     "Change", "Checkpoint", "CheckpointError", "CheckpointFile", "EventStreamFeed", "Position", "RecentChangesFeed",
     "ReportPolicy", "TalkReport", "build_report", "exclusion_reason", "fetch_revisions", "is_reportable",
-    "is_revert", "is_run_enabled", "report_threshold", "skip_reason",
+    "is_revert", "is_run_enabled", "report_decision", "report_threshold", "skip_reason",
 ]

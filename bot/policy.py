@@ -13,9 +13,12 @@ blocked, and rightly so:
 * **rate** — a daily cap of reported citations per wiki, a cooldown per article (one section
   per article per day by default) and never the same Suggestion twice, all counted in the
   store so they hold across restarts and several bot processes.
-* **threshold** — only citations whose score is under the verifier's high-precision
-  ``report_threshold`` (chosen on dev data), and flagged, are worth a talk-page message; the
-  dashboard still shows everything.
+* **level** — only a citation the worker found *not supported*, and ``reportable`` (under the
+  verifier's talk-page operating point, precision >= 0.9 chosen on train data, decided when the
+  check ran and stored with the result) is worth a talk-page message. *Partially supported*
+  and *could not be checked* are never reported, whatever a score or a flag says; the
+  dashboard still shows everything. A configured ``bot.report_threshold`` replaces the stored
+  operating point with a stricter or looser score cut, never the level rule.
 """
 
 from __future__ import annotations
@@ -25,13 +28,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import mwparserfromhell
 
 from service.store import Store, StoredResult, suggestion_key, utcnow
-from side.errors import ConfigError
 from side.pipeline import SourceStatus
+from side.verify.levels import VerdictLevel
 
 log = logging.getLogger(__name__)
 
@@ -91,33 +93,50 @@ def exclusion_reason(text: str, bot_user: str, optout_name: str) -> str | None:
     return None
 
 
-def report_threshold(configured: float, model_dir: str | Path | None = None) -> float:
-    """The score under which a flagged citation goes to a talk page.
+#: Source states with no text of the cited source that was scored: never reported.
+UNREAD = frozenset({SourceStatus.CANNOT_CHECK, SourceStatus.UNAVAILABLE, SourceStatus.NO_URL})
 
-    A non-negative configured value wins; otherwise the shipped verifier's ``report_threshold``
-    (its high-precision operating point, chosen on dev data), read from the combiner file
-    without loading the model.
+
+def report_threshold(configured: float) -> float | None:
+    """The talk-page operating point the bot applies: a non-negative configured score cut, or
+    None to use each result's stored ``reportable``.
+
+    ``reportable`` was decided by the worker's pipeline with the verifier it scored with (its
+    combiner's ``report_threshold``, precision >= 0.9 on train data), so the bot needs no model
+    and cannot disagree with the check it reports; ``bot.report_threshold`` is for a wiki that
+    asks for another cut.
     """
-    if configured >= 0:
-        return configured
-    from side.verify.crossencoder import DEFAULT_MODEL_DIR
-    from side.verify.verifier import COMBINER_FILE, Combiner
-
-    path = Path(model_dir or DEFAULT_MODEL_DIR) / COMBINER_FILE
-    combiner = Combiner.load(path)
-    if combiner is None:
-        raise ConfigError(f"no usable verifier combiner at {path}: set bot.report_threshold")
-    return float(combiner.report_threshold)
+    return configured if configured >= 0 else None
 
 
-def is_reportable(result: StoredResult, threshold: float) -> bool:
-    """A flagged citation whose source was read and scored under the high-precision threshold.
+def report_decision(result: StoredResult, threshold: float | None = None) -> Decision:
+    """Whether one stored result may go to a talk page, and why not.
 
-    A citation whose page is not the source (``cannot_check``: a paywall, a wall, a foreign
-    page) is never flagged by the pipeline; it is refused here too, whatever a store row says.
+    Only *not supported* results qualify: a result that could not be checked (a paywall, a wall,
+    a foreign page, nothing read) or is partially supported never does, whatever a row's flag or
+    score says. Then the operating point: the stored ``reportable`` (``threshold`` None), or a
+    support score under the configured ``threshold``.
     """
-    return (result.flagged and result.source_status != SourceStatus.CANNOT_CHECK and result.score is not None
-            and result.score < threshold)
+    level = result.level
+    if level is not VerdictLevel.NOT_SUPPORTED:
+        return Decision(False, f"{level.text}: only not supported citations are reported")
+    if result.source_status in UNREAD or result.score is None:
+        return Decision(False, "the cited source was not scored")
+    if not result.flagged:
+        return Decision(False, "not flagged")
+    if threshold is None:
+        if not result.reportable:
+            return Decision(False, "not supported, but not at the report's operating point")
+        return ALLOW
+    if result.score >= threshold:
+        return Decision(False, f"support {result.score:.2f} not under the configured report threshold "
+                               f"{threshold:.2f}")
+    return ALLOW
+
+
+def is_reportable(result: StoredResult, threshold: float | None = None) -> bool:
+    """:func:`report_decision` as a yes or no."""
+    return bool(report_decision(result, threshold))
 
 
 def result_suggestion_key(wiki: str, result: StoredResult) -> str:

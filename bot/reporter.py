@@ -3,8 +3,9 @@
 The bot submits one Check per revision and remembers it as pending (in the checkpoint).
 After each poll the :class:`Reporter` looks at the pending checks in the store: checks still
 queued or running stay pending, failed ones are dropped (the dashboard shows them), and done
-ones are turned into at most one talk-page section with the citations that cross the
-high-precision threshold, if every rule in :mod:`bot.policy` allows it.
+ones are turned into at most one talk-page section with the citations found not supported at
+the report's operating point (:func:`bot.policy.report_decision`: never partially supported,
+never could not be checked), if every rule in :mod:`bot.policy` allows it.
 
 Modes: a dry run (the default) prints each section it would post and records it in the
 store's dry-run ledger (``posted=False``), so it is printed once and the cap and cooldown
@@ -24,8 +25,8 @@ from bot.policy import (
     Decision,
     ReportPolicy,
     exclusion_reason,
-    is_reportable,
     is_run_enabled,
+    report_decision,
     result_suggestion_key,
 )
 from bot.report import ReportItem, TalkReport, build_report
@@ -52,13 +53,14 @@ class ReportOutcome:
 class Reporter:
     """Turns finished bot checks into talk-page reports."""
 
-    def __init__(self, site: APISite, store: Store, config: BotConfig, threshold: float, public_url: str,
+    def __init__(self, site: APISite, store: Store, config: BotConfig, threshold: float | None, public_url: str,
                  post: bool = False, out: TextIO | None = None) -> None:
         from pywikibot import config as pwb_config
 
         self.site = site
         self.store = store
         self.config = config
+        #: A configured report cut on the support score, or None: each result's stored ``reportable``.
         self.threshold = threshold
         self.public_url = public_url.rstrip("/")
         self.post = post
@@ -91,7 +93,9 @@ class Reporter:
         """The citations of a finished check worth a talk-page message, not reported before."""
         items = []
         for result in self.store.results(record.id):
-            if not is_reportable(result, self.threshold):
+            decision = report_decision(result, self.threshold)
+            if not decision:
+                log.debug("not reporting result %d of %s: %s", result.id, record.title, decision.reason)
                 continue
             key = result_suggestion_key(record.wiki, result)
             if self.policy.is_new(key) and key not in {i.suggestion_key for i in items}:
@@ -101,7 +105,8 @@ class Reporter:
     def report_check(self, record: Check) -> ReportOutcome:
         items = self.items_for(record)
         if not items:
-            return ReportOutcome(record.id, record.title, "nothing", "no citation crosses the report threshold")
+            return ReportOutcome(record.id, record.title, "nothing",
+                                 "no new citation is not supported at the report's operating point")
         if self.post and not self.enabled_here:
             return self._skip(record, f"talk-page reports are not enabled on {record.wiki} (talk_report_wikis)")
         article = self.current_article(record.title)

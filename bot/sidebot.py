@@ -3,10 +3,10 @@
 It follows the wiki's recent changes (article namespace, no bot edits, no reverts), finds the
 citations each edit added (``side.extract.wikitext.added_citations`` on the old and new wikitext),
 submits one Check per revision to the results store and the queue, where a worker scores each
-citation against its source. Finished checks appear on the dashboard; citations whose score
-crosses the high-precision threshold may also be reported in a new talk-page section, under
-the rules in ``bot/README.md`` (run page, {{bots}}/{{nobots}}/optout, daily cap, cooldown,
-never the same suggestion twice). By default it is a dry run: it prints each section it would
+citation against its source. Finished checks appear on the dashboard; citations found not
+supported at the high-precision operating point may also be reported in a new talk-page
+section, under the rules in ``bot/README.md`` (run page, {{bots}}/{{nobots}}/optout, daily
+cap, cooldown, never the same suggestion twice). By default it is a dry run: it prints each section it would
 post and posts nothing.
 
 Usage::
@@ -305,10 +305,12 @@ def build_bot(config: Config, options: SideBotOptions, out=None) -> CitationBot:
             else RecentChangesFeed(site))
     reporter = None
     if not options.opt.noreport:
-        threshold = report_threshold(bot.report_threshold, config.verifier.model_dir or None)
+        threshold = report_threshold(bot.report_threshold)
         reporter = Reporter(site, store, bot, threshold, config.service.public_url, post=not bot.dry_run, out=out)
         posting = "posting, simulated by pywikibot (-simulate)" if reporter.simulate else "posting"
-        log.info("report threshold %.3f; %s", threshold,
+        point = ("the checks' own (not supported and reportable)" if threshold is None
+                 else f"not supported with support under {threshold:.3f} (bot.report_threshold)")
+        log.info("reporting citations %s; %s", point,
                  posting if not bot.dry_run else "dry run (printing what would be posted)")
     checkpoint = checkpoint_path(bot.checkpoint, bot.wiki, config.var_dir)
     return CitationBot(site, feed, store, make_submit(config, store), CheckpointFile(checkpoint), bot.wiki,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 
+import mwparserfromhell
 import pytest
 
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, Position
@@ -13,13 +15,15 @@ from bot.policy import (
     exclusion_reason,
     is_reportable,
     is_run_enabled,
+    report_decision,
     report_threshold,
     result_suggestion_key,
 )
 from bot.report import ReportItem, build_report
 from service.store import CheckRequest, Store
 from side.extract.claims import Citation, Claim
-from side.pipeline import Result, Suggestion
+from side.pipeline import Result, SourceStatus, Suggestion
+from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Evidence, Verdict
 
 
@@ -52,10 +56,9 @@ def test_bot_exclusion_templates(text, reason):
     assert exclusion_reason(text, "TestBot", "side") == reason
 
 
-def test_report_threshold_comes_from_the_shipped_model_unless_configured():
-    shipped = report_threshold(-1.0)
-    assert 0.0 < shipped < 0.5
-    assert report_threshold(0.3) == 0.3
+def test_report_threshold_is_the_checks_own_unless_configured():
+    assert report_threshold(-1.0) is None  # each result's stored ``reportable``
+    assert report_threshold(0.3) == 0.3 and report_threshold(0.0) == 0.0
 
 
 def _claim(text: str, url: str, title: str = "Article") -> Claim:
@@ -63,20 +66,35 @@ def _claim(text: str, url: str, title: str = "Article") -> Claim:
     return Claim(title, ("History",), text, text, citation)
 
 
-def finished_check(store: Store, title: str, revision: int, rows: list[tuple[str, str, float, bool]],
-              suggest: bool = True) -> str:
-    """A done bot check whose citations have the given (claim, url, score, flagged)."""
-    claims = [_claim(text, url, title) for text, url, _, _ in rows]
+#: The tests' cuts: supported from 0.5, not supported under 0.3, reported under 0.236.
+CUTS = LevelThresholds(supported=0.5, not_supported=0.3, report=0.236)
+PAYWALL = "paywall: only the first paragraph is shown"
+
+
+def worker_result(claim: Claim, url: str, score: float | None, flagged: bool, words: tuple[str, ...] = (),
+                  suggest: bool = True) -> Result:
+    """What a worker stores: the level of ``score`` under CUTS and ``reportable`` as the Pipeline
+    sets it; ``score`` None is a source that could not be checked."""
+    suggestions = [Suggestion("https://better.example/" + url[-1], "Better source", 0.91,
+                              Evidence("The claim, stated plainly.", 3, 0.9),
+                              "{{cite web |url=https://better.example/x |title=Better source}}")] if suggest else []
+    if score is None:
+        return Result(claim, SourceStatus.CANNOT_CHECK, source_error=PAYWALL, flagged=flagged, suggestions=suggestions)
+    level = CUTS.level(score)
+    verdict = Verdict("NOT ENOUGH INFO", score, evidence=(Evidence("Salmon migrate upstream.", 0, 0.1),), level=level,
+                      unsupported=words)
+    return Result(claim, SourceStatus.FETCHED, verdict, flagged=flagged, reasons=["support below threshold"],
+                  suggestions=suggestions, reportable=flagged and CUTS.reportable(level, score))
+
+
+def finished_check(store: Store, title: str, revision: int, rows: list[tuple], suggest: bool = True) -> str:
+    """A done bot check whose citations have the given (claim, url, score, flagged[, words...]):
+    levels and ``reportable`` as a worker with CUTS stores them; a None score could not be checked."""
+    claims = [_claim(text, url, title) for text, url, *_ in rows]
     record, _ = store.add_check(CheckRequest("testwiki", title, claims, revision, origin="bot"))
-    checks = []
-    for claim, (_, url, score, flagged) in zip(claims, rows, strict=False):
-        verdict = Verdict("NOT ENOUGH INFO", score, evidence=(Evidence("Salmon migrate upstream.", 0, 0.1),))
-        suggestion = Suggestion("https://better.example/" + url[-1], "Better source", 0.91,
-                                Evidence("The claim, stated plainly.", 3, 0.9),
-                                "{{cite web |url=https://better.example/x |title=Better source}}")
-        checks.append(Result(claim, "fetched", verdict, flagged=flagged, reasons=["support below threshold"],
-                                    suggestions=[suggestion] if suggest else []))
-    store.finish(record.id, checks, 1.0)
+    outcomes = [worker_result(claim, url, score, flagged, tuple(words), suggest)
+                for claim, (_, url, score, flagged, *words) in zip(claims, rows, strict=True)]
+    store.finish(record.id, outcomes, 1.0)
     return record.id
 
 
@@ -92,8 +110,54 @@ def test_only_flagged_citations_under_the_threshold_are_reportable(store):
                                                ("Borderline.", "http://s/2", 0.3, True),
                                                ("Fine.", "http://s/3", 0.9, False),
                                                ("Low, unflagged.", "http://s/4", 0.1, False)])
-    reportable = [r.claim_text for r in store.results(check_id) if is_reportable(r, 0.236)]
-    assert reportable == ["Weak."]
+    for threshold in (None, 0.236):  # the stored operating point, or the same cut configured
+        reportable = [r.claim_text for r in store.results(check_id) if is_reportable(r, threshold)]
+        assert reportable == ["Weak."], threshold
+
+
+def test_only_reportable_not_supported_citations_are_reported(store):
+    check_id = finished_check(store, "A", 10, [
+        ("Weak.", "http://s/1", 0.05, True),                        # not supported, reportable
+        ("Weak, not precise enough.", "http://s/2", 0.25, True),    # not supported above the report cut
+        ("Half.", "http://s/3", 0.40, True, "330 metres"),           # partially supported
+        ("Fine, better source.", "http://s/4", 0.80, True),         # supported, flagged for a better source
+        ("Walled.", "http://s/5", None, True),                      # could not be checked (a row says flagged)
+    ])
+    results = {r.claim_text: r for r in store.results(check_id)}
+    assert [r.level for r in results.values()] == [
+        VerdictLevel.NOT_SUPPORTED, VerdictLevel.NOT_SUPPORTED, VerdictLevel.PARTIALLY_SUPPORTED,
+        VerdictLevel.SUPPORTED, VerdictLevel.CANNOT_CHECK]
+    assert [r.reportable for r in results.values()] == [True, False, False, False, False]
+    decisions = {text: report_decision(r) for text, r in results.items()}
+    assert {text: bool(d) for text, d in decisions.items()} == {
+        "Weak.": True, "Weak, not precise enough.": False, "Half.": False, "Fine, better source.": False,
+        "Walled.": False}
+    assert decisions["Weak, not precise enough."].reason == "not supported, but not at the report's operating point"
+    assert decisions["Half."].reason == "partially supported: only not supported citations are reported"
+    assert decisions["Walled."].reason == "cannot check: only not supported citations are reported"
+    # a configured cut moves the operating point, never the level rule
+    loose = {text for text, r in results.items() if is_reportable(r, 0.3)}
+    assert loose == {"Weak.", "Weak, not precise enough."}
+    assert {text for text, r in results.items() if is_reportable(r, 1.0)} == loose
+    assert {text for text, r in results.items() if is_reportable(r, 0.01)} == set()
+
+
+def test_a_row_marked_reportable_is_still_refused_unless_not_supported(store):
+    """``reportable`` alone is not enough: a partially supported or unread row is never reported,
+    whatever its other columns say (rows written by hand, or by an older worker)."""
+    claims = [_claim(t, f"http://s/{n}") for n, t in enumerate(("Half.", "Walled.", "Weak."), 1)]
+    record, _ = store.add_check(CheckRequest("testwiki", "A", claims, 10, origin="bot"))
+    half = Verdict("NOT ENOUGH INFO", 0.01, level=VerdictLevel.PARTIALLY_SUPPORTED, unsupported=("x",))
+    store.finish(record.id, [
+        Result(claims[0], SourceStatus.FETCHED, half, flagged=True, reportable=True),
+        Result(claims[1], SourceStatus.CANNOT_CHECK, Verdict("NOT ENOUGH INFO", 0.01), source_error=PAYWALL,
+               flagged=True, reportable=True),
+        Result(claims[2], SourceStatus.FETCHED, Verdict("REFUTES", 0.01, level=VerdictLevel.NOT_SUPPORTED),
+               flagged=True, reportable=True)], 1.0)
+    stored = store.results(record.id)
+    assert [r.reportable for r in stored] == [True, True, True]
+    assert [is_reportable(r) for r in stored] == [False, False, True]
+    assert [is_reportable(r, 1.0) for r in stored] == [False, False, True]
 
 
 def test_cap_cooldown_and_dedupe_count_in_the_store(store):
@@ -124,16 +188,20 @@ def test_suggestion_key_is_stable_across_revisions(store):
 
 
 def test_report_text_has_every_required_part(store):
-    check_id = finished_check(store, "Tower", 42, [("The tower is 330 metres tall.", "http://s/1", 0.05, True)])
+    check_id = finished_check(store, "Tower", 42, [("The tower is 330 metres tall.", "http://s/1", 0.05, True,
+                                                    "330 metres", "tall")])
     result = store.results(check_id)[0]
     report = build_report("testwiki", "Tower", "Talk:Tower", check_id, 42,
                           [ReportItem(result, result_suggestion_key("testwiki", result))],
                           "http://dash.example/dashboard/checks/" + check_id, "User:SideBot/Run",
                           "User talk:SideBot", "side", today=date(2026, 11, 22))
     body = report.body
-    assert report.heading == "Automated citation check: 1 citation may not support the text (2026-11-22)"
+    assert report.heading == "Automated citation check: 1 citation not supported by the cited source (2026-11-22)"
     assert "automated suggestion" in body                                   # disclosure
     assert "The tower is 330 metres tall." in body                          # the claim
+    assert "; Verdict\n: '''not supported''': the cited source does not appear to support the claim." in body
+    assert (": Words of the claim the source does not back: <nowiki>330 metres</nowiki>, <nowiki>tall</nowiki>"
+            in body)                                                        # the unsupported words
     assert "[http://s/1 " in body and "support score 0.05" in body          # the cited source and its score
     assert "Salmon migrate upstream." in body                               # its best passage
     assert "[https://better.example/1 " in body and "The claim, stated plainly." in body  # suggestion + evidence
@@ -143,6 +211,39 @@ def test_report_text_has_every_required_part(store):
     assert body.rstrip().endswith("~~~~")                                   # signature
     assert "[[Special:Diff/42|" in body
     assert "[[:Tower]]" in report.summary and "Automated" in report.summary  # a link, never a category
+    assert "not supported" in report.summary
+
+
+def test_a_report_without_unsupported_words_has_no_words_line(store):
+    result = store.results(finished_check(store, "Tower", 42, [("Tall.", "http://s/1", 0.05, True)]))[0]
+    report = build_report("testwiki", "Tower", "Talk:Tower", result.check_id, 42,
+                          [ReportItem(result, "k")], "http://dash.example/", "User:SideBot/Run", "User talk:SideBot",
+                          "side", today=date(2026, 11, 22))
+    assert "'''not supported'''" in report.body and "does not back" not in report.body
+
+
+HOSTILE_WORDS = ("</nowiki>{{delete}}", "~~~~", "[[Category:Hijacked]]", "<script>alert(1)</script>",
+                 "__NOTOC__", "\n== Injected ==\n", "{{subst:User:Attacker}}", "&#123;&#123;x&#125;&#125;")
+
+
+def test_hostile_unsupported_words_stay_inert(store):
+    result = store.results(finished_check(store, "Tower", 42, [("The tower is tall.", "http://s/1", 0.05, True,
+                                                                *HOSTILE_WORDS)]))[0]
+    assert report_decision(result)
+    report = build_report("testwiki", "Tower", "Talk:Tower", result.check_id, 42, [ReportItem(result, "k")],
+                          "http://dash.example/", "User:SideBot/Run", "User talk:SideBot", "side",
+                          today=date(2026, 11, 22))
+    [line] = [line for line in report.body.splitlines() if "does not back" in line]
+    assert line.count("<nowiki>") == line.count("</nowiki>") == len(HOSTILE_WORDS)  # one quote each, none broken
+    outside = re.sub(r"<nowiki>.*?</nowiki>", "", line)
+    assert outside == ": Words of the claim the source does not back: " + ", " * (len(HOSTILE_WORDS) - 1)
+    assert "&lt;/nowiki&gt;{{delete}}" in line and "&lt;script&gt;" in line
+    assert "&amp;#123;" in line  # an entity cannot spell a brace either
+    # what MediaWiki's grammar sees: no template, link, heading or comment from the words
+    parsed = mwparserfromhell.parse(report.body)
+    assert parsed.filter_templates() == [] and parsed.filter_headings() == [] and parsed.filter_comments() == []
+    assert not [link for link in parsed.filter_wikilinks() if "Category" in str(link.title)]
+    assert re.sub(r"<nowiki>.*?</nowiki>", "", report.body).count("~~~~") == 1  # the bot's own signature
 
 
 def test_quoted_text_cannot_inject_wikitext():

@@ -21,6 +21,7 @@ from service.store import CheckRequest, Store
 from side.config import BotConfig
 from side.extract.claims import Citation, Claim
 from side.pipeline import Result, SourceStatus, Suggestion
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 RUN_PAGE = "User:TestBot/Run"
@@ -52,10 +53,11 @@ def run_page(mediawiki):
     mediawiki.edit_now(RUN_PAGE, "yes")
 
 
-def make_reporter(site, store, post=True, wikis=("testwiki",), **changes) -> Reporter:
+def make_reporter(site, store, post=True, wikis=("testwiki",), threshold=None, **changes) -> Reporter:
+    """The bot's reporter; ``threshold`` None (the default) uses each result's stored ``reportable``."""
     config = BotConfig(wiki="testwiki", talk_report_wikis=list(wikis), run_page=RUN_PAGE, daily_cap=10,
                        cooldown_hours=24, **changes)
-    return Reporter(site, store, config, threshold=0.236, public_url="http://127.0.0.1:9/", post=post,
+    return Reporter(site, store, config, threshold=threshold, public_url="http://127.0.0.1:9/", post=post,
                     out=io.StringIO())
 
 
@@ -85,6 +87,40 @@ def test_posts_one_section_naming_only_the_weak_citation_and_never_twice(mediawi
     reporter.handle([check_id, again])
     assert [o.status for o in reporter.outcomes[-2:]] == ["nothing", "nothing"]
     assert len(sections(mediawiki.page_text("Talk:" + title))) == 1
+
+
+def test_only_not_supported_reportable_citations_reach_the_talk_page(mediawiki, site, store, run_page):
+    """Partially supported, could not be checked and not-supported-but-not-precise-enough
+    citations stay on the dashboard; the section names the level and the unsupported words."""
+    title = article(mediawiki)
+    half = ("The bridge cost 4 million.", "http://s.example/h", 0.40, True, "4 million")
+    walled = ("The bridge has six lanes.", "http://s.example/w", None, True)
+    vague = ("The bridge is busy.", "http://s.example/v", 0.25, True)
+    weak = ("The bridge opened in 1932.", "http://s.example/1", 0.05, True, "1932")
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [half, walled, vague])])
+    assert reporter.outcomes[-1].status == "nothing"
+    assert mediawiki.page_text("Talk:" + title) is None
+    reporter.handle([finished_check(store, title, 101, [half, walled, vague, weak])])
+    assert reporter.outcomes[-1].status == "posted", reporter.outcomes[-1].reason
+    assert [i.claim_text for i in reporter.outcomes[-1].report.items] == [weak[0]]
+    talk = mediawiki.page_text("Talk:" + title)
+    assert weak[0] in talk and "; Verdict\n: '''not supported''':" in talk
+    assert "the source does not back: <nowiki>1932</nowiki>" in talk
+    for text in (half[0], walled[0], vague[0], "partially supported", "could not be checked", "cannot check"):
+        assert text not in talk, text
+
+
+def test_a_configured_report_threshold_moves_the_operating_point_not_the_level_rule(mediawiki, site, store,
+                                                                                     run_page):
+    title = article(mediawiki)
+    half = ("The bridge cost 4 million.", "http://s.example/h", 0.40, True, "4 million")
+    vague = ("The bridge is busy.", "http://s.example/v", 0.25, True)
+    reporter = make_reporter(site, store, threshold=0.9)
+    reporter.handle([finished_check(store, title, 100, [half, vague])])
+    assert reporter.outcomes[-1].status == "posted", reporter.outcomes[-1].reason
+    assert [i.claim_text for i in reporter.outcomes[-1].report.items] == [vague[0]]
+    assert half[0] not in mediawiki.page_text("Talk:" + title)
 
 
 def test_cooldown_allows_one_section_per_article_per_day(mediawiki, site, store, run_page):
@@ -213,7 +249,8 @@ PAYLOADS = {
 
 
 def crafted_check(store: Store, title: str, payload: str) -> str:
-    """A done bot check with one flagged citation that carries ``payload`` in every field."""
+    """A done bot check with one reportable citation that carries ``payload`` in every field
+    (the unsupported words included)."""
     url = "http://cited.example/a" + payload
     citation = Citation(id=hashlib.sha1(url.encode()).hexdigest()[:16], kind="template", url=url,
                         title="Title " + payload)
@@ -222,9 +259,10 @@ def crafted_check(store: Store, title: str, payload: str) -> str:
     better = "https://better.example/b" + payload
     suggestion = Suggestion(better, "Better " + payload, 0.91, Evidence("Evidence " + payload, 3, 0.9),
                             "{{cite web |url=" + better + " |title=" + payload + "}}")
-    verdict = Verdict(VerdictLabel.NOT_ENOUGH_INFO, 0.05, evidence=(Evidence("Passage " + payload, 0, 0.1),))
+    verdict = Verdict(VerdictLabel.NOT_ENOUGH_INFO, 0.05, evidence=(Evidence("Passage " + payload, 0, 0.1),),
+                      level=VerdictLevel.NOT_SUPPORTED, unsupported=("Claim", payload, "word " + payload))
     result = Result(claim, SourceStatus.FETCHED, verdict, flagged=True, reasons=["reason " + payload],
-                    suggestions=[suggestion])
+                    suggestions=[suggestion], reportable=True)
     store.finish(record.id, [result], 1.0)
     return record.id
 
@@ -255,6 +293,7 @@ def test_a_report_quoting_a_payload_renders_as_plain_text(mediawiki, site, store
     assert "User:TestBot" in {link["title"] for link in parsed["links"]}, "the signature is gone"
     assert "bots|optout=" in html and "Opt out" in html, "the opt-out notice is hidden"
     assert "Claim " in html and "Evidence " in html
+    assert "does not back" in html and "word " in html  # the unsupported words, quoted as text
     for link in parsed["externallinks"]:  # MediaWiki shows %7E as "~": the signature check covers it
         assert not set(link) & set("{}<>|\"'\n"), link
     raw = mediawiki.page_text("Talk:" + title)

@@ -5,8 +5,8 @@ supporting its claim (dev01190: a hockey league's announcement of Todd Watson's 
 unsupported one points at a real, unrelated web page from ``fixtures/web_html`` (the Python
 blog's 3.6.0 release post). Both are served by a local HTTP server, so the worker reads them
 through Side's fetcher exactly as it reads the web. The verifier gives the pair a wide margin
-(checked in ``test_scenario_is_a_clear_case``): ~0.9 for the supported citation, under the
-report threshold for the other.
+(checked in ``test_scenario_is_a_clear_case``): ~0.9 for the supported citation, not
+supported and reportable (under the talk-page operating point) for the other.
 """
 
 from __future__ import annotations
@@ -114,12 +114,14 @@ def scenario():
 
 
 def test_scenario_is_a_clear_case(scenario, tmp_path):
-    """The supported citation scores far above the flag threshold, the other under the report threshold."""
+    """The supported citation scores far above the flag threshold, the other is not supported and
+    reportable: the only one the bot's policy lets through."""
     from bot.policy import report_threshold
     from side.config import FetchConfig
     from side.extract.wikitext import added_citations
     from side.pipeline import Pipeline, make_source_loader
     from side.sources.fetch import fetch_source
+    from side.verify.levels import VerdictLevel
     from side.verify.verifier import Verifier
 
     claims = added_citations(scenario.article, scenario.edit, TITLE)
@@ -129,4 +131,6 @@ def test_scenario_is_a_clear_case(scenario, tmp_path):
     pipeline = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
     good, bad = pipeline.verify_claims(claims)
     assert good.verdict.score > verifier.flag_threshold + 0.3 and not good.flagged
-    assert bad.flagged and bad.verdict.score < report_threshold(-1.0)
+    assert bad.flagged and bad.level is VerdictLevel.NOT_SUPPORTED and bad.reportable
+    assert bad.verdict.score < verifier.levels.report and good.level is VerdictLevel.SUPPORTED
+    assert report_threshold(-1.0) is None  # the bot reports on the stored ``reportable``

@@ -186,9 +186,12 @@ def test_check_page_refreshes_while_queued(client):
     assert client.get("/dashboard/checks/chk_nope", headers=HTML).status_code == 404
 
 
-def test_check_page_lists_results_with_verdicts(client, flagged):
+LEVEL_BADGES = "//span[contains(concat(' ', @class, ' '), ' level ')]"
+
+
+def test_check_page_lists_results_with_levels(client, flagged):
     doc = page(client.get(f"/dashboard/checks/{flagged['nei'].check_id}"))
-    assert texts(doc, "//span[contains(@class, 'verdict-')]") == ["fails", "supported"]
+    assert texts(doc, LEVEL_BADGES) == ["partially supported", "supported"]
     assert not doc.xpath("//meta[@http-equiv='refresh']")
 
 
@@ -199,29 +202,38 @@ def test_a_source_that_could_not_be_checked_shows_as_such_with_its_reason(client
     stored = make_check(client, store, lambda c: [Result(c[0], SourceStatus.CANNOT_CHECK, source_error=reasons[0]),
                                                   Result(c[1], SourceStatus.UNAVAILABLE, source_error=reasons[1])])
     doc = page(client.get(f"/dashboard/checks/{stored[0].check_id}"))
-    badges = doc.xpath("//span[contains(@class, 'verdict-')]")
+    badges = doc.xpath(LEVEL_BADGES)
     assert [b.text_content() for b in badges] == ["could not be checked"] * 2
-    assert [b.get("class") for b in badges] == ["badge verdict-cannot-check"] * 2
+    assert [b.get("class") for b in badges] == ["badge level level-cannot-check"] * 2
     assert [b.get("title") for b in badges] == reasons
+    assert texts(doc, "//td/span[@class='level-reason']") == reasons  # the reason in words, not only on hover
     detail = page(client.get(f"/dashboard/results/{stored[0].id}"))
-    assert texts(detail, "//dd[contains(@class, 'source-note')]") == [f"could not be checked: {reasons[0]}"]
+    assert texts(detail, "//dd[@class='verdict']") == [f"could not be checked {reasons[0]}"]
+    assert not detail.xpath("//dd[contains(@class, 'source-note')]")  # said once, with the level
 
 
 def test_stats_page_plots_scores_days_and_acceptance(client, store, flagged):
     store.add_feedback(flagged["nei"].id, "accept")
     store.add_feedback(flagged["worst"].id, "dismiss", reason="source-is-fine")
     doc = page(client.get("/dashboard/stats?days=30"))
-    assert texts(doc, "//span[@class='tile-num']") == ["2", "4", "3", "50%"]
+    assert texts(doc, "//span[@class='tile-num']") == ["2", "4", "3", "0", "50%"]
     charts = doc.xpath("//svg")
     assert [c.get("aria-label") for c in charts] == [
-        "Distribution of support scores", "Flagged citations per day", "Share of reviewed suggestions accepted",
-        "Why suggestions were dismissed"]
-    bars = charts[0].xpath(".//rect[@class='bar-flagged']/title")
-    assert sorted(t.text for t in bars) == ["0.0–0.1: 1 flagged", "0.2–0.3: 1 flagged", "0.3–0.4: 1 flagged"]
-    assert charts[0].xpath(".//text[@class='marker-label']")[0].text.startswith("flag threshold 0.")
-    assert sum(int(t.text.split(": ")[1].split()[0]) for t in charts[1].xpath(".//rect/title")) == 3
-    assert charts[2].xpath(".//text[@class='ring-centre']")[0].text == "50%"
-    assert charts[3].xpath(".//rect/title")[0].text == "The cited source is fine: 1"
+        "Checked citations by verdict", "Distribution of support scores by verdict", "Flagged citations per day",
+        "Share of reviewed suggestions accepted", "Why suggestions were dismissed"]
+    assert [(r.get("class"), r.xpath("title")[0].text) for r in charts[0].xpath(".//rect")] == [
+        ("bar-supported", "supported: 1"), ("bar-partially-supported", "partially supported: 1"),
+        ("bar-not-supported", "not supported: 2"), ("bar-cannot-check", "could not be checked: 0")]
+    bars = {(r.get("class"), r.xpath("title")[0].text) for r in charts[1].xpath(".//rect[title]")}
+    assert bars == {("bar-not-supported", "0.0–0.1: 1 not supported"),
+                    ("bar-not-supported", "0.2–0.3: 1 not supported"),
+                    ("bar-partially-supported", "0.3–0.4: 1 partially supported"),
+                    ("bar-supported", "0.8–0.9: 1 supported")}
+    assert charts[1].xpath(".//text[@class='marker-label']")[0].text.startswith("supported from 0.")
+    daily = [t.text.split(": ")[1] for t in charts[2].xpath(".//rect/title")]
+    assert sorted(daily) == ["1 partially supported", "2 not supported"]  # the one day, by level
+    assert charts[3].xpath(".//text[@class='ring-centre']")[0].text == "50%"
+    assert charts[4].xpath(".//rect/title")[0].text == "The cited source is fine: 1"
     filtered = page(client.get("/dashboard/stats?wiki=enwiki"))
     assert texts(filtered, "//span[@class='tile-num']")[:3] == ["1", "2", "1"]
     assert client.get("/dashboard/stats?days=0", headers=HTML).status_code == 400
@@ -229,7 +241,7 @@ def test_stats_page_plots_scores_days_and_acceptance(client, store, flagged):
 
 def test_empty_stats_page_renders(client):
     doc = page(client.get("/dashboard/stats"))
-    assert texts(doc, "//span[@class='tile-num']") == ["0", "0", "0", "–"]
+    assert texts(doc, "//span[@class='tile-num']") == ["0", "0", "0", "0", "–"]
 
 
 def test_static_files_are_local(client):
@@ -251,7 +263,8 @@ def test_article_page_shows_the_latest_check_flagged_first(client, store):
     doc = page(client.get("/dashboard/pages/enwiki/Alsea_(company)"))
     rows = doc.xpath("//tr[contains(@class, 'result-row')]")
     assert [int(r.get("data-result-id")) for r in rows] == [results[i].id for i in (2, 1, 0, 3)]
-    assert texts(doc, "//td/span[contains(@class, 'verdict-')]") == ["fails", "fails", "supported", "supported"]
+    assert texts(doc, "//td/span[contains(@class, 'level-')]") == [
+        "not supported", "not supported", "supported", "supported"]
     assert texts(doc, "//span[@class='score-num']") == ["0.05", "0.20", "0.85", "0.90"]
     assert doc.xpath("//a[@class='result-link']/@href") == [f"/dashboard/results/{results[i].id}" for i in (2, 1, 0, 3)]
     assert doc.xpath("//a[@class='article-link']/@href") == [

@@ -167,9 +167,10 @@ def test_pages_work_under_the_content_security_policy(stack, flagged_check, page
 
 def test_stats_page_renders_its_plots(stack, flagged_check, page):
     page.goto(f"{stack.web_url}/dashboard/stats")
-    assert page.locator("svg.chart").count() == 4
-    assert page.locator("svg rect.bar-flagged").count() >= 2  # the score histogram and the day
-    box = page.locator("svg.chart").first.bounding_box()
+    assert page.locator("svg.chart").count() == 5
+    flagged = "svg rect.bar-not-supported, svg rect.bar-partially-supported"
+    assert page.locator(flagged).count() >= 4  # the level bars (two), the score histogram and the day
+    box = page.locator("svg.chart[aria-label^='Distribution']").bounding_box()  # the score histogram
     assert box["width"] > 500 and box["height"] > 150
     screenshot(page, "4_stats")
     assert page.side_console == []

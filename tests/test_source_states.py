@@ -390,6 +390,7 @@ def test_the_bot_never_reports_a_cannot_check_citation_even_if_a_row_says_flagge
     from service.store import CheckRequest, Store
     from side.extract.claims import Citation, Claim
     from side.pipeline import Result, SourceStatus
+    from side.verify.levels import VerdictLevel
     from side.verify.verifier import Verdict
 
     store = Store.open(f"sqlite:///{tmp_path / 'side.sqlite3'}")
@@ -398,10 +399,13 @@ def test_the_bot_never_reports_a_cannot_check_citation_even_if_a_row_says_flagge
         claim = Claim("Harbour", ("History",), "The pier cost 40 million.", "The pier cost 40 million.", citation)
         record, _ = store.add_check(CheckRequest("testwiki", "Harbour", [claim, claim], 3, origin="bot"))
         low = Verdict("NOT ENOUGH INFO", 0.01)
-        store.finish(record.id, [Result(claim, SourceStatus.CANNOT_CHECK, low, "paywall", flagged=True),
-                                 Result(claim, SourceStatus.FETCHED, low, flagged=True)], 1.0)
+        scored = Verdict("NOT ENOUGH INFO", 0.01, level=VerdictLevel.NOT_SUPPORTED)
+        store.finish(record.id, [
+            Result(claim, SourceStatus.CANNOT_CHECK, low, "paywall", flagged=True, reportable=True),
+            Result(claim, SourceStatus.FETCHED, scored, flagged=True, reportable=True)], 1.0)
         walled, scored = store.results(record.id)
         assert walled.source_status == "cannot_check"
         assert not is_reportable(walled, 0.5) and is_reportable(scored, 0.5)
+        assert not is_reportable(walled) and is_reportable(scored)  # the stored operating point too
     finally:
         store.close()

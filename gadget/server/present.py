@@ -90,21 +90,6 @@ def source_note(result: StoredResult) -> str:
     return f"{result.source_status}: {result.source_error}" if result.source_error else ""
 
 
-def verdict_of(result: StoredResult, flag_threshold: float) -> str:
-    """The dashboard's badge word, read from the stored level: ``cannot_check`` when the
-    citation could not be checked (never a failure, whatever the row's flag says), ``fails``
-    when flagged, ``supported`` at that level, else ``unclear``.
-
-    Only the dashboard's templates read this (the API and the gadget speak levels); it goes
-    when they show the level instead. ``flag_threshold`` is no longer needed: the level is."""
-    del flag_threshold
-    if result.level is VerdictLevel.CANNOT_CHECK:
-        return "cannot_check"
-    if result.flagged:
-        return "fails"
-    return "supported" if result.level is VerdictLevel.SUPPORTED else "unclear"
-
-
 class Presenter:
     """Turns store records into API JSON; holds what every response needs (URLs, threshold)."""
 

@@ -1,8 +1,10 @@
 """Small server-rendered SVG charts for the stats page: no JavaScript, no CDN, no plotting library.
 
-Three shapes cover what patrollers ask of the numbers: a stacked histogram (score
-distribution, flagged vs not, with the flag threshold drawn on it), a bar series over days
-(flagged per day), and a ring (share of suggestions accepted). Colours come from CSS classes
+Four shapes cover what patrollers ask of the numbers: horizontal bars (citations per verdict
+level, and dismissal reasons), a stacked histogram (score distribution by level, with the
+supported cut drawn on it), a bar series over days (flagged per day, by level), and a ring
+(share of suggestions accepted). Every count of verdicts is a count by level, each level in
+its own colour (``bar-<level>``, as the level badges). Colours come from CSS classes
 (``static/dashboard.css``), so the charts follow the page's light or dark theme; every bar has
 a ``<title>`` (hover tooltip, read by screen readers) and every chart an ``aria-label``.
 """
@@ -121,21 +123,43 @@ def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series]
     return _frame(label, body + _legend(series))
 
 
-def score_histogram(bins: Sequence[float], ok: Sequence[int], flagged: Sequence[int],
-                    flag_threshold: float) -> Markup:
-    """Support scores of checked citations, flagged ones stacked on top, threshold marked."""
+def level_css(level: str) -> str:
+    """The CSS class of a level's bars: ``bar-not-supported``..."""
+    return "bar-" + level.replace("_", "-")
+
+
+def _level_series(layers: Sequence[tuple[str, str, Sequence[int]]]) -> list[Series]:
+    """One layer per (level, its text, values), worst level at the bottom of the stack."""
+    return [Series(text, values, level_css(level)) for level, text, values in reversed(layers)]
+
+
+def score_histogram(bins: Sequence[float], layers: Sequence[tuple[str, str, Sequence[int]]],
+                    supported_cut: float) -> Markup:
+    """Support scores of checked citations, stacked by level, the supported cut marked.
+
+    ``layers`` are (level, its text, a count per bin), best supported first; a citation that
+    could not be checked has no score and is not in any bin.
+    """
     categories = [f"{lo:.1f}–{hi:.1f}" for lo, hi in pairwise(bins)]
-    series = [Series("not flagged", ok, "bar-ok"), Series("flagged", flagged, "bar-flagged")]
-    return stacked_bars("Distribution of support scores", categories, series, edges=[f"{b:.1f}" for b in bins],
-                        markers=[(flag_threshold, f"flag threshold {flag_threshold:.2f}")])
+    return stacked_bars("Distribution of support scores by verdict", categories, _level_series(layers),
+                        edges=[f"{b:.1f}" for b in bins],
+                        markers=[(supported_cut, f"supported from {supported_cut:.2f}")])
 
 
-def daily_bars(days: Sequence[tuple[str, int]]) -> Markup:
-    """Flagged citations per day, dates as MM-DD, about eight labels whatever the span."""
+def daily_bars(days: Sequence[tuple[str, int]], layers: Sequence[tuple[str, str, Sequence[int]]] = ()) -> Markup:
+    """Flagged citations per day, stacked by level when ``layers`` are given (else one series),
+    dates as MM-DD, about eight labels whatever the span."""
     categories = [day[5:] for day, _ in days]
-    return stacked_bars("Flagged citations per day", categories,
-                        [Series("flagged citations", [n for _, n in days], "bar-flagged")],
+    series = (_level_series(layers) if layers
+              else [Series("flagged citations", [n for _, n in days], "bar-flagged")])
+    return stacked_bars("Flagged citations per day", categories, series,
                         tick_every=max(1, math.ceil(len(days) / 8)))
+
+
+def level_bars(label: str, items: Sequence[tuple[str, str, int]]) -> Markup:
+    """One bar per (level, its text, count), in the given order, each in its level's colour."""
+    return horizontal_bars(label, [(text, n) for _, text, n in items], sort=False,
+                           css=[level_css(level) for level, _, _ in items], width=WIDTH)
 
 
 def ring(label: str, part: int, total: int, caption: str) -> Markup:
@@ -156,17 +180,25 @@ def ring(label: str, part: int, total: int, caption: str) -> Markup:
                   f'<text class="ring-caption" x="90" y="118" text-anchor="middle">{escape(caption)}</text></svg>')
 
 
-def horizontal_bars(label: str, items: Sequence[tuple[str, int]]) -> Markup:
-    """One labelled bar per item, longest first (dismissal reasons)."""
-    items = sorted(items, key=lambda item: -item[1])
-    row, left, width = 28, 210, 520
+def horizontal_bars(label: str, items: Sequence[tuple[str, int]], sort: bool = True,
+                    css: Sequence[str] = (), width: int = 520) -> Markup:
+    """One labelled bar per item, longest first unless ``sort`` is false (dismissal reasons;
+    levels keep their own order); ``css`` is each bar's class (``bar-dismissed`` by default);
+    ``width`` in drawing units (a half-width card's default; :data:`WIDTH` for a wide card, so
+    the text keeps its size)."""
+    classes = list(css) or ["bar-dismissed"] * len(items)
+    pairs = list(zip(items, classes, strict=True))
+    if sort:
+        pairs.sort(key=lambda pair: -pair[0][1])
+    items = [item for item, _ in pairs]
+    row, left = 28, 210
     height = max(row * len(items), row) + 8
     top = max((n for _, n in items), default=0) or 1
     body = []
-    for i, (name, n) in enumerate(items):
+    for i, ((name, n), bar) in enumerate(pairs):
         y, w = 4 + i * row, (width - left - 40) * n / top
         body.append(f'<text class="tick" x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(name)}</text>'
-                    f'<rect class="bar-dismissed" x="{left}" y="{y + 3}" width="{w:.1f}" height="16" rx="3">'
+                    f'<rect class="{bar}" x="{left}" y="{y + 3}" width="{w:.1f}" height="16" rx="3">'
                     f'<title>{escape(f"{name}: {n}")}</title></rect>'
                     f'<text class="value" x="{left + w + 6:.1f}" y="{y + 15}">{n}</text>')
     if not items:

@@ -3,6 +3,13 @@
 Besides the queue it has one page per article (its latest checked revision), which is where
 the gadget's link lands: an editor asks about the article, not about one check of it.
 
+Every page speaks in verdict levels (supported, partially supported, not supported, could not
+be checked, see :class:`~side.verify.levels.VerdictLevel`), never in the model's labels. A
+citation that could not be checked shows its reason and is never styled or counted as a
+failure; a partially supported one has the claim's words its source does not back marked in
+the claim and listed. Claims come from articles anyone can edit, so every bit of their text is
+escaped before any mark is added (:func:`mark_words`).
+
 Server-rendered (Jinja templates, one local stylesheet, one tiny local script for the copy
 buttons), so it works without JavaScript and loads nothing from elsewhere. The queue is the
 store's own ordering, most likely failed verification first; accept and dismiss go through
@@ -12,6 +19,8 @@ the same store call as the API's ``POST /feedback``, with the same validation.
 from __future__ import annotations
 
 import logging
+import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -22,7 +31,7 @@ from markupsafe import Markup, escape
 
 from gadget.server.dashboard import charts
 from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
-from gadget.server.present import CANNOT_CHECK_TEXT, source_note, verdict_of
+from gadget.server.present import CANNOT_CHECK_TEXT
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
 from service.store import Check, DismissReason, ReviewStatus, StoredResult
@@ -35,8 +44,11 @@ bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", template_folder="
                static_folder="static", static_url_path="/static")
 
 PAGE_SIZE = 25
-#: The verdict levels, as the queue's filter and the pages name them.
-LEVELS: dict[str, str] = {level.value: level.text for level in VerdictLevel}
+#: The verdict levels, as the filters and the pages name them, best supported first.
+LEVELS: dict[str, str] = {level.value: CANNOT_CHECK_TEXT if level is VerdictLevel.CANNOT_CHECK else level.text
+                          for level in VerdictLevel}
+#: Why a result could not be checked when its row kept no reason (a row stored before reasons were).
+UNKNOWN_REASON = "the source could not be read"
 REASON_TEXT: dict[str, str] = {DismissReason.NOT_RELEVANT: "The suggestion is not relevant",
                                DismissReason.SOURCE_IS_FINE: "The cited source is fine",
                                DismissReason.SUGGESTION_WRONG: "The suggested source is wrong",
@@ -119,28 +131,96 @@ def _arg_int(name: str, default: int, allowed: range) -> int:
     return int(raw)
 
 
-def parse_filters() -> QueueFilters:
-    wiki = request.args.get("wiki", "").strip()
+def _arg_level() -> VerdictLevel | None:
     level = request.args.get("level", "").strip()
-    status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
     if level and level not in LEVELS:
         raise ApiError(f"level: one of {', '.join(LEVELS)}")
+    return VerdictLevel(level) if level else None
+
+
+def parse_filters() -> QueueFilters:
+    wiki = request.args.get("wiki", "").strip()
+    status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
+    level = _arg_level()
     if status not in {*ReviewStatus, ALL_STATUSES}:
         raise ApiError(f"status: one of {', '.join(ReviewStatus)}, {ALL_STATUSES}")
-    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", level=VerdictLevel(level) if level else None,
+    return QueueFilters(wiki=wiki_id(wiki) if wiki else "", level=level,
                         min_score=_arg_float("min_score"), max_score=_arg_float("max_score"),
                         since=_arg_date("since"), until=_arg_date("until"),
                         status=status, page=_arg_int("page", 1, range(1, 10_001)))
 
 
-def highlight_claim(context: str, claim: str) -> Markup:
-    """The context with the claim sentence marked (it normally ends the context)."""
+def level_reason(result: StoredResult) -> str:
+    """Why a result could not be checked ("" for one that could): shown wherever its level is."""
+    if result.level is not VerdictLevel.CANNOT_CHECK:
+        return ""
+    return result.level_reason or result.source_error or UNKNOWN_REASON
+
+
+def is_flagged(result: StoredResult) -> bool:
+    """Worth a patroller's look: a flag the pipeline set, never on a result that could not be
+    checked (an unread source is not a failure, whatever an old row says)."""
+    return result.flagged and result.level is not VerdictLevel.CANNOT_CHECK
+
+
+def unsupported_words(result: StoredResult) -> tuple[str, ...]:
+    """The claim's words its source does not back (partially or not supported verdicts), once each."""
+    if result.verdict is None or not result.level.needs_review:
+        return ()
+    return tuple(dict.fromkeys(w.strip() for w in result.verdict.unsupported if w.strip()))
+
+
+def _word_spans(text: str, words: tuple[str, ...] | list[str]) -> list[tuple[int, int]]:
+    """Where ``words`` occur in ``text`` as whole words, any case, overlaps merged, in order."""
+    spans = sorted(m.span() for word in words if word
+                   for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text, flags=re.IGNORECASE))
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def mark_words(text: str, words: tuple[str, ...] | list[str] = ()) -> Markup:
+    """``text`` escaped, with each of ``words`` wrapped in ``<mark class="unsupported">``.
+
+    The text is split on the raw string and every piece escaped on its own, so neither the text
+    nor a word (both from an editable article) can open a tag or break out of the mark.
+    """
+    out, at = [], 0
+    for start, end in _word_spans(text, words):
+        out += [escape(text[at:start]), Markup('<mark class="unsupported">'), escape(text[start:end]),
+                Markup("</mark>")]
+        at = end
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+def highlight_claim(context: str, claim: str, words: tuple[str, ...] = ()) -> Markup:
+    """The context with the claim sentence marked (it normally ends the context), and in the
+    claim the words its source does not back."""
     context, claim = context.strip(), claim.strip()
+    marked = Markup("<mark>") + mark_words(claim, words) + Markup("</mark>")
     at = context.rfind(claim) if claim else -1
     if at < 0:
-        return Markup(f"{escape(context)} <mark>{escape(claim)}</mark>") if context else Markup(
-            f"<mark>{escape(claim)}</mark>")
-    return Markup(f"{escape(context[:at])}<mark>{escape(claim)}</mark>{escape(context[at + len(claim):])}")
+        return Markup(f"{escape(context)} {marked}") if context else marked
+    return Markup(f"{escape(context[:at])}{marked}{escape(context[at + len(claim):])}")
+
+
+def source_note(result: StoredResult) -> str:
+    """A problem met reading a source that was checked all the same ("<status>: <error>"), or "";
+    a result that could not be checked gives its reason with its level instead."""
+    if result.level is VerdictLevel.CANNOT_CHECK or not result.source_error:
+        return ""
+    return f"{result.source_status}: {result.source_error}"
+
+
+def level_counts(results: list[StoredResult]) -> list[tuple[str, str, int]]:
+    """(level, its text, how many) for each level among ``results``, in the levels' order."""
+    counts = Counter(r.level.value for r in results)
+    return [(value, text, counts[value]) for value, text in LEVELS.items() if counts[value]]
 
 
 def best_passage(result: StoredResult) -> list[tuple[Evidence, bool]]:
@@ -163,7 +243,7 @@ def domain(url: str) -> str:
 def page_order(result: StoredResult) -> tuple[int, float, int]:
     """Flagged first, most likely failed verification first (the queue's order), so the
     citations to fix lead; the others follow in article order, where an editor finds them."""
-    if result.flagged:
+    if is_flagged(result):
         return 0, -(result.failure_likelihood or 0.0), result.position
     return 1, 0.0, result.position
 
@@ -196,7 +276,9 @@ def queue() -> str:
     svc = services()
     filters = parse_filters()
     rows = svc.store.flagged(**filters.store_kwargs(), limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
-    return render_template("queue.html", filters=filters, results=rows[:PAGE_SIZE], more=len(rows) > PAGE_SIZE,
+    # a row flagged although its source could not be checked (stored before levels) is no failure
+    shown = [r for r in rows[:PAGE_SIZE] if is_flagged(r)]
+    return render_template("queue.html", filters=filters, results=shown, more=len(rows) > PAGE_SIZE,
                            wikis=svc.store.wikis(), counts=svc.store.count_flagged(), levels=LEVELS,
                            statuses=list(ReviewStatus))
 
@@ -213,9 +295,10 @@ def result_detail(result_id: int) -> str:
     svc = services()
     result = _result_or_404(result_id)
     check = svc.store.check(result.check_id)
+    words = unsupported_words(result)
     return render_template(
-        "result.html", result=result, check=check, verdict=verdict_of(result, svc.presenter.flag_threshold),
-        context=highlight_claim(result.claim.left_context, result.claim_text),
+        "result.html", result=result, check=check, unsupported=words,
+        context=highlight_claim(result.claim.left_context, result.claim_text, words),
         passage=best_passage(result), feedback=svc.store.feedback_for(result.id), reasons=REASON_TEXT,
         article_url=svc.links.revision(result.wiki, result.title, result.revision),
         diff_url=svc.links.diff(result.wiki, result.revision, result.parent_revision),
@@ -242,23 +325,26 @@ def check_detail(check_id: str) -> str:
     if check is None:
         raise NotFoundError(f"no check {check_id[:80]}")
     results = svc.store.results(check.id)
-    verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
-    return render_template("check.html", check=check, results=results, verdicts=verdicts, **check_links(check))
+    level = _arg_level()
+    return render_template("check.html", check=check, counts=level_counts(results), level=level,
+                           results=[r for r in results if level is None or r.level is level], **check_links(check))
 
 
 @bp.get("/pages/<wiki>/<path:title>")
 def page_detail(wiki: str, title: str) -> str | tuple[str, int]:
-    """An article's latest checked revision, every citation with its verdict; 404 (with a
-    page saying so) when the article was never checked, so a link to it is never dead."""
+    """An article's latest checked revision, every citation with its level (``?level=`` keeps
+    one); 404 (with a page saying so) when the article was never checked, so a link to it is
+    never dead."""
     svc = services()
     wiki, title = wiki_id(wiki), page_title(title)
+    level = _arg_level()
     check, results = svc.store.page_results(wiki, title)
     if check is None:
         return render_template("page.html", wiki=wiki, title=title, check=None,
                                article_url=svc.links.article(wiki, title)), 404
-    verdicts = {r.id: verdict_of(r, svc.presenter.flag_threshold) for r in results}
-    return render_template("page.html", wiki=wiki, title=title, check=check, verdicts=verdicts,
-                           results=sorted(results, key=page_order), **check_links(check))
+    shown = [r for r in results if level is None or r.level is level]
+    return render_template("page.html", wiki=wiki, title=title, check=check, counts=level_counts(results),
+                           level=level, results=sorted(shown, key=page_order), **check_links(check))
 
 
 @bp.get("/stats")
@@ -269,9 +355,10 @@ def stats() -> str:
     numbers = svc.store.stats(days=days, wiki=wiki_id(wiki) if wiki else None)
     threshold = svc.presenter.flag_threshold
     plots = {
-        "scores": charts.score_histogram(numbers.score_bins, numbers.score_histogram, numbers.flagged_histogram,
-                                         threshold),
-        "daily": charts.daily_bars(numbers.flagged_per_day),
+        "levels": charts.level_bars("Checked citations by verdict",
+                                    [(value, text, numbers.levels.get(value, 0)) for value, text in LEVELS.items()]),
+        "scores": charts.score_histogram(numbers.score_bins, _by_level(numbers.level_histogram), threshold),
+        "daily": charts.daily_bars(numbers.flagged_per_day, _by_level(numbers.flagged_per_day_by_level)),
         "acceptance": charts.ring("Share of reviewed suggestions accepted", numbers.accepted,
                                   numbers.accepted + numbers.dismissed, "accepted"),
         "reasons": charts.horizontal_bars("Why suggestions were dismissed",
@@ -281,6 +368,11 @@ def stats() -> str:
                            day_choices=STATS_DAYS, threshold=threshold)
 
 
+def _by_level(values: dict[str, list[int]]) -> list[tuple[str, str, list[int]]]:
+    """(level, its text, values) for the scored levels, in the levels' order (chart layers)."""
+    return [(value, LEVELS[value], values[value]) for value in LEVELS if value in values]
+
+
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
     app.jinja_env.filters["domain"] = domain
@@ -288,3 +380,8 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals["page_link"] = page_link
     app.jinja_env.globals["source_note"] = source_note
     app.jinja_env.globals["cannot_check_text"] = CANNOT_CHECK_TEXT
+    app.jinja_env.globals["level_text"] = LEVELS
+    app.jinja_env.globals["level_reason"] = level_reason
+    app.jinja_env.globals["is_flagged"] = is_flagged
+    app.jinja_env.globals["unsupported_words"] = unsupported_words
+    app.jinja_env.globals["mark_words"] = mark_words
