@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
@@ -204,9 +205,19 @@ class ArticleResults:
         """Most likely failed verification first; unscored citations last."""
         return sorted(self.results, key=lambda c: (c.failure_likelihood is None, -(c.failure_likelihood or 0.0)))
 
+    def level_counts(self) -> dict[VerdictLevel, int]:
+        """Citations per verdict level, every level named (zeros too), in the levels' order."""
+        counts = Counter(result.level for result in self.results)
+        return {level: counts[level] for level in VerdictLevel}
+
+    def levels_text(self) -> str:
+        """The counts in words: "1 supported, 1 partially supported, 1 not supported, 0 cannot check"."""
+        return ", ".join(f"{n} {level.text}" for level, n in self.level_counts().items())
+
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "seconds": round(self.seconds, 2),
                 "citations": len(self.results), "flagged": sum(c.flagged for c in self.results),
+                "levels": {level.value: n for level, n in self.level_counts().items()},
                 "results": [c.to_dict() for c in self.ordered()]}
 
 

@@ -1,16 +1,21 @@
-"""Hostile content for tests and benchmarks, built here rather than stored: PDF bombs.
+"""Hostile content for tests and benchmarks, built here rather than stored: PDF bombs, bad pages.
 
 :func:`pdf` writes a valid PDF (offsets computed) with one page per content stream, so a test
 can put a compression bomb or a token bomb on a page next to ordinary text pages.
+:func:`bad_inputs` are the pages a cited URL may serve that are no document to check: an empty
+page, a 10 MB page, one over the fetcher's size cap, binary junk, a page in Thai
+(tests/test_source_states.py and benchmarks/bad_input.py serve them over HTTP).
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["Deflated", "decompression_bomb", "pdf", "pdf_document", "text_page", "token_bomb"]
+__all__ = ["Deflated", "decompression_bomb", "pdf", "pdf_document", "text_page", "token_bomb", "HARBOUR",
+           "THAI", "BadInput", "html_article", "sized_page", "bad_inputs"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +79,53 @@ def token_bomb(operators: int = 120_000) -> bytes:
     """About 8 tokens per text operator (~1 million for the default) in a stream that compresses
     to ~16 KB: over the content-stream parsing limit."""
     return b"BT /F1 12 Tf 72 720 Td (Hello world) Tj ET\n" * operators
+
+
+#: An English article's paragraphs; the first sentence is the claim the bad pages are cited for.
+HARBOUR = [
+    "The harbour was rebuilt in 1902 after a storm destroyed the old pier and most of the fishing fleet.",
+    "The new pier, built of granite from the quarry above the town, is three hundred metres long.",
+    "It now shelters the town's fishing fleet and a lifeboat station, which was opened in 1911.",
+    "A lighthouse was added at the end of the pier in 1925, and its light can be seen for twelve miles.",
+]
+
+THAI = ("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทยและเป็นเมืองที่มีประชากรมากที่สุดในประเทศ "
+        "แม่น้ำเจ้าพระยาไหลผ่านใจกลางเมืองก่อนจะไหลลงสู่อ่าวไทย "
+        "อาหารไทยมีชื่อเสียงไปทั่วโลกเพราะมีรสชาติที่หลากหลายทั้งเปรี้ยวหวานเค็มและเผ็ด")
+
+
+def html_article(paragraphs: list[str], title: str = "Harbour history") -> bytes:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title}</title></head><body>"
+            f"<article><h1>{title}</h1>{body}</article></body></html>").encode()
+
+
+def sized_page(size: int) -> bytes:
+    """The harbour article repeated to just under ``size`` bytes (its start states the claim)."""
+    unit = len(html_article(HARBOUR)) - len(html_article([]))
+    return html_article(HARBOUR * max(1, (size - len(html_article([]))) // unit))
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """A page no claim can be checked against, as a server serves it."""
+
+    name: str
+    body: bytes
+    #: The Content-Type header (None: not sent).
+    content_type: str | None = "text/html; charset=utf-8"
+
+
+def bad_inputs(max_bytes: int = 10 * 1024 * 1024) -> list[BadInput]:
+    """The bad pages, each as it comes over HTTP. ``max_bytes`` is the fetcher's size cap: the
+    10 MB page (10,000,000 bytes) is under the default cap, the next one is over it."""
+    junk = random.Random(7).randbytes(1_000_000)
+    return [
+        BadInput("empty page", b""),
+        BadInput("10 MB page", sized_page(min(10_000_000, max_bytes))),
+        BadInput("page over the size cap", sized_page(max_bytes + 1_000_000)),
+        BadInput("binary junk as HTML", junk),
+        BadInput("binary junk as text", junk, "text/plain"),
+        BadInput("binary download", junk, "application/octet-stream"),
+        BadInput("Thai page", html_article([THAI] * 4, title="กรุงเทพมหานคร")),
+    ]

@@ -89,5 +89,8 @@ def test_side_check_reads_every_source_of_the_real_demo_article_from_the_index(t
     assert main(["verify", str(article), "--index", str(index), "--offline", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["citations"] == len(urls) == 3
+    assert sum(report["levels"].values()) == 3 and report["levels"]["cannot_check"] == 0
+    levels = report["levels"]
+    assert levels == {level: sum(c["level"] == level for c in report["results"]) for level in levels}
     assert {c["source_status"] for c in report["results"]} == {"corpus"}
     assert all(c["verdict"] and c["verdict"]["evidence"] for c in report["results"])

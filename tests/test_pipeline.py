@@ -202,3 +202,29 @@ def test_records_round_trip_through_their_dicts(verifier, index_dir, article):
     again = Result.from_dict(json.loads(json.dumps(results[0].to_dict())))
     assert type(again.source_status) is SourceStatus and type(again.verdict.label) is VerdictLabel
     assert again.failure_likelihood == results[0].failure_likelihood
+
+
+def test_the_text_report_counts_citations_per_level_in_its_title(capsys):
+    """``side verify``'s table says how many citations are at each level, zeros too, and keeps the rest."""
+    from side.cli.verify import print_report
+    from side.pipeline import ArticleResults, Result, SourceStatus
+    from side.verify.levels import VerdictLevel
+    from side.verify.verifier import Verdict
+
+    claims = extract_claims("'''Port''' is a town.\n\n== History ==\n" + "\n".join(
+        f"Fact {n} about the port.<ref>[https://news.example/{n} Report {n}]</ref>" for n in range(4)), "Port")
+    results = [Result(claims[0], SourceStatus.FETCHED, Verdict("SUPPORTS", 0.9, level=VerdictLevel.SUPPORTED)),
+               Result(claims[1], SourceStatus.FETCHED, Verdict("SUPPORTS", 0.4, level=VerdictLevel.NOT_SUPPORTED),
+                      flagged=True, reasons=["not supported: support 0.40 below 0.50"]),
+               Result(claims[2], SourceStatus.FETCHED, Verdict("SUPPORTS", 0.8, level=VerdictLevel.SUPPORTED)),
+               Result(claims[3], SourceStatus.CANNOT_CHECK, source_error="paywall", reasons=["cannot check: paywall"])]
+    report = ArticleResults("Port", results)
+    assert report.level_counts() == {VerdictLevel.SUPPORTED: 2, VerdictLevel.PARTIALLY_SUPPORTED: 0,
+                                     VerdictLevel.NOT_SUPPORTED: 1, VerdictLevel.CANNOT_CHECK: 1}
+    assert report.to_dict()["levels"] == {"supported": 2, "partially_supported": 0, "not_supported": 1,
+                                          "cannot_check": 1}
+    print_report(report)
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Port: 4 citations: 2 supported, 0 partially supported, 1 not supported, 1 cannot check; "
+            "1 flagged") in out
+    assert "cannot check: paywall" in out and "not supported: support 0.40 below 0.50" in out

@@ -27,9 +27,12 @@ from side.sources.states import (
     page_signals,
     word_count,
 )
+from side.verify.levels import VerdictLevel
 
 from conftest import need_data
+from hostile import THAI, bad_inputs
 from httpserver import LocalServer, Response
+from wayback import LocalWayback
 
 S = SourceState
 
@@ -195,11 +198,6 @@ def test_a_table_of_scores_in_english_is_not_foreign():
 
 # --- bad input: a state and a reason, in bounded time ---------------------------------------------------
 
-THAI = ("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทยและเป็นเมืองที่มีประชากรมากที่สุดในประเทศ "
-        "แม่น้ำเจ้าพระยาไหลผ่านใจกลางเมืองก่อนจะไหลลงสู่อ่าวไทย "
-        "อาหารไทยมีชื่อเสียงไปทั่วโลกเพราะมีรสชาติที่หลากหลายทั้งเปรี้ยวหวานเค็มและเผ็ด")
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("case", ["empty source", "10 MB page", "binary junk as HTML", "binary junk as text",
                                   "Thai page"])
@@ -216,7 +214,7 @@ def test_bad_input_gets_a_defined_state_with_its_reason(case):
         expected = S.READABLE
     elif case == "binary junk as HTML":
         _source, assessment = assess_html(junk, "https://x.example/junk")
-        expected = S.TOO_LITTLE_TEXT  # the extractor finds no text in it
+        expected = S.UNSUPPORTED_LANGUAGE  # no text extracted, and the markup is binary
     elif case == "binary junk as text":
         assessment = assess_source(source_from_bytes(junk, "https://x.example/j", "https://x.example/j", "text/plain"))
         expected = S.UNSUPPORTED_LANGUAGE
@@ -229,6 +227,95 @@ def test_bad_input_gets_a_defined_state_with_its_reason(case):
         assert assessment.evidence.startswith("Thai, th ")
     if case == "binary junk as text":
         assert "undecodable characters" in assessment.evidence
+    if case == "binary junk as HTML":
+        assert assessment.evidence.endswith("undecodable characters in the page")
+        assert assessment.reason == "the page is binary data, not text the verifier reads"
+
+
+def test_a_page_without_text_is_binary_only_when_its_markup_is():
+    """Binary is decided on the markup, and only when the extractor found no text: an empty page
+    or a stub is too little text."""
+    assert assess(b"") == (S.TOO_LITTLE_TEXT, "too little text (0 words): the page has too little text to "
+                                              "check a claim against")
+    assert assess(html_page("<main><p>Coming soon.</p></main>"))[0] is S.TOO_LITTLE_TEXT
+
+
+# --- bad input through a whole check: fetched, assessed, the archive tried, scored -------------------
+
+#: What a check makes of each bad page of tests/hostile.py: its level, and words of its
+#: level_reason ("{url}": the page's URL).
+BAD_INPUT_LEVELS = {
+    "empty page": (VerdictLevel.CANNOT_CHECK, "no text could be extracted from {url}: too little text (0 words): "
+                                              "the page has too little text to check a claim against"),
+    "10 MB page": (VerdictLevel.SUPPORTED, ""),  # scored on its start, which states the claim
+    "page over the size cap": (VerdictLevel.CANNOT_CHECK, "source too large: {url} declares"),
+    "binary junk as HTML": (VerdictLevel.CANNOT_CHECK, "no text could be extracted from {url}: unsupported language "
+                                                       "(56% undecodable characters in the page): the page is "
+                                                       "binary data, not text the verifier reads"),
+    "binary junk as text": (VerdictLevel.CANNOT_CHECK, "unsupported language (54% undecodable characters): the "
+                                                       "text is binary or mis-decoded"),
+    "binary download": (VerdictLevel.CANNOT_CHECK, "unsupported content type 'application/octet-stream' at {url}"),
+    "Thai page": (VerdictLevel.CANNOT_CHECK, "unsupported language (Thai, th 1.00): the page is in Thai; "
+                                             "the verifier reads English only"),
+}
+ARTICLE_HEAD = "'''Harbour''' is a port.\n\n== History ==\n"
+
+
+@pytest.mark.timeout(180)
+def test_bad_input_through_a_check_gets_a_level_and_its_reason(verifier):
+    """Every bad page of tests/hostile.py cited in one article, served over HTTP, fetched under the
+    real limits with the archive as fallback (it holds none of them, but a good copy of another
+    empty page), scored by the real verifier: each citation has a defined level, and one that
+    cannot be checked says why, in an editor's words."""
+    from side.config import FetchConfig
+    from side.extract.wikitext import extract_claims
+    from side.pipeline import Pipeline, SourceCopy, SourceStatus, make_source_loader
+    from side.sources.archive import ArchiveReader
+    from side.sources.fetch import MAX_TEXT_CHARS, fetch_source
+
+    pages = bad_inputs()
+    assert [p.name for p in pages] == list(BAD_INPUT_LEVELS)
+    with LocalServer() as server:
+        wayback = LocalWayback(server)
+        config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=30, wayback_api=wayback.api)
+        urls = {p.name: server.add(f"/page{n}", Response(p.body, content_type=p.content_type))
+                for n, p in enumerate(pages)}
+        urls["archived"] = server.add("/archived", Response(b""))
+        wayback.keep(urls["archived"], article())
+        lines = [f"{ARTICLE_PARAGRAPHS[0]}<ref>[{url} {name}]</ref>" for name, url in urls.items()]
+        claims = extract_claims(ARTICLE_HEAD + "\n".join(lines), "Harbour")
+
+        def fetch(url, deadline=None):
+            return fetch_source(url, config, deadline=deadline)
+
+        loader = make_source_loader(None, fetch, archive=ArchiveReader(config, fetch))
+        results = {r.claim.citation.title: r for r in Pipeline(verifier, None, loader).verify_claims(claims)}
+        assert wayback.raw_hits(urls["archived"]) == 1
+    assert len(results) == len(urls)
+    for name, (level, reason) in BAD_INPUT_LEVELS.items():
+        result = results[name]
+        assert result.level is level, (name, result.level_reason)
+        assert reason.format(url=urls[name]) in result.level_reason, (name, result.level_reason)
+        assert result.to_dict()["level"] == level and not result.reportable
+        if level is VerdictLevel.CANNOT_CHECK:
+            assert not result.flagged and result.verdict is None and result.failure_likelihood is None
+            assert result.level_reason.endswith(f"archived copy: the Wayback Machine has no archived copy of "
+                                                f"{urls[name]}")  # the archive was tried too
+            said = "cannot check" if result.source_status is SourceStatus.CANNOT_CHECK else "source unavailable"
+            assert result.reasons == [f"{said}: {result.level_reason}"]
+    # something was read and it is no document to check: cannot_check; nothing was read: unavailable
+    assert {n for n, r in results.items() if r.source_status is SourceStatus.CANNOT_CHECK} == {
+        "empty page", "binary junk as HTML", "binary junk as text", "Thai page"}
+    assert {n for n, r in results.items() if r.source_status is SourceStatus.UNAVAILABLE} == {
+        "page over the size cap", "binary download"}
+    big = results["10 MB page"]
+    assert big.source_status is SourceStatus.FETCHED and big.source_copy is SourceCopy.LIVE
+    assert big.verdict.evidence[0].text == ARTICLE_PARAGRAPHS[0]
+    assert len(pages[1].body) > 9_990_000 > 20 * MAX_TEXT_CHARS  # only the start of it is read
+    archived = results["archived"]
+    assert archived.level is VerdictLevel.SUPPORTED and archived.source_copy is SourceCopy.ARCHIVE
+    assert archived.source_fallback.startswith("live copy: no text could be extracted from")
+    assert "too little text (0 words)" in archived.source_fallback and archived.level_reason == ""
 
 
 def test_page_signals_survive_hostile_markup_and_count_unspaced_scripts():
@@ -409,3 +496,76 @@ def test_the_bot_never_reports_a_cannot_check_citation_even_if_a_row_says_flagge
         assert not is_reportable(walled) and is_reportable(scored)  # the stored operating point too
     finally:
         store.close()
+
+
+# --- how many real citations end as cannot check: WiCE ------------------------------------------------
+
+
+def wice_record(claim_id: str, label: str, evidence: list[str], claim: str = ARTICLE_PARAGRAPHS[0]) -> str:
+    return json.dumps({"label": label, "supporting_sentences": [], "claim": claim, "evidence": evidence,
+                       "meta": {"id": claim_id, "claim_title": "Harbour", "claim_section": "History."}})
+
+
+GERMAN = ["Der Hafen wurde 1902 wieder aufgebaut, nachdem ein Sturm die alte Mole zerstört hatte.",
+          "Die neue Mole aus Granit ist dreihundert Meter lang und schützt die Fischereiflotte der Stadt."]
+
+
+def test_eval_sources_wice_counts_cannot_check_citations_by_reason(tmp_path, capsys):
+    """Each cited page is assessed as a fetched one, its WiCE title as the title, then pre-checked
+    as the verifier does; the counts are per reason and gold label."""
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("\n".join([
+        wice_record("d1", "supported", ["(meta data) TITLE: Harbour history", *ARTICLE_PARAGRAPHS]),
+        wice_record("d2", "supported", ["(meta data) TITLE: Harbour history", *ARTICLE_PARAGRAPHS[1:]]),
+        wice_record("d3", "not_supported", ["(meta data) TITLE: Geschichte", *GERMAN * 3]),
+        wice_record("d4", "partially_supported", ["(meta data) TITLE: Page not found | Coastal Times",
+                                                  "Sorry, we couldn't find that page."]),
+        wice_record("d5", "not_supported", ["(meta data) TITLE: Empty"]),
+    ]) + "\n")
+    assert main(["eval", "sources", "--wice", str(claims), "--json", "--per-page"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["citations"], report["cannot_check"]) == (5, 3)
+    assert {o["id"]: o["outcome"] for o in report["per_citation"]} == {
+        "d1": "checkable", "d2": "checkable", "d3": "unsupported_language", "d4": "soft_404",
+        "d5": "too_little_text"}
+    outcomes = {o["outcome"]: o for o in report["outcomes"]}
+    assert list(outcomes)[0] == "checkable" and outcomes["checkable"]["citations"] == 2
+    assert outcomes["checkable"]["by_label"] == {"supported": 2, "partially_supported": 0, "not_supported": 0}
+    assert outcomes["soft_404"]["reason"].startswith("the page says it does not exist")
+    assert outcomes["too_little_text"]["reason"] == "the page has too little text to check a claim against"
+    assert main(["eval", "sources", "--wice", str(claims), "--limit", "2"]) == 0
+    table = " ".join(capsys.readouterr().out.split())
+    assert "2 WiCE citations: 0 cannot check" in table and "false cannot check" in table
+    assert main(["eval", "sources", "--wice", str(tmp_path / "none.jsonl")]) == 2
+    assert "WiCE claims not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("claim", "sentences", "reason"), [
+    (ARTICLE_PARAGRAPHS[0], ARTICLE_PARAGRAPHS, ""),
+    (ARTICLE_PARAGRAPHS[0], GERMAN, "source is not in English"),
+    (ARTICLE_PARAGRAPHS[0], [" ", ""], "empty source"),
+    (" ", ARTICLE_PARAGRAPHS, "empty claim"),
+])
+def test_the_verifiers_cannot_check_reasons_are_counted_as_it_decides_them(verifier, claim, sentences, reason):
+    """``verifier_cannot_check`` counts without the model what the real verifier decides with it."""
+    from side.evaluation.sources import verifier_cannot_check
+    from side.verify.verifier import Query
+
+    verdict = verifier.verify(Query(claim), list(sentences))
+    assert verifier_cannot_check(claim, sentences) == reason
+    assert (verdict.level is VerdictLevel.CANNOT_CHECK, verdict.reason) == (bool(reason), reason)
+
+
+@pytest.mark.data
+def test_side_eval_sources_wice_on_wice_dev(capsys):
+    from side.evaluation.sources import WICE_DEV
+
+    data_dir = need_data(str(WICE_DEV)).parent.parent
+    assert main(["eval", "sources", "--wice", "--data-dir", str(data_dir), "--json", "--per-page"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    lines = (data_dir / WICE_DEV).read_text(encoding="utf-8").splitlines()
+    assert report["citations"] == len(lines) == len(report["per_citation"])
+    assert sum(o["citations"] for o in report["outcomes"]) == report["citations"]
+    assert report["cannot_check"] == sum(o["outcome"] != "checkable" for o in report["per_citation"])
+    assert report["outcomes"][0]["outcome"] == "checkable"
+    assert report["outcomes"][0]["citations"] > 0.9 * report["citations"]  # WiCE's pages were all read by people

@@ -1,4 +1,5 @@
-"""``side eval sources``: tell readable pages from paywalls, walls, shells and foreign pages."""
+"""``side eval sources``: tell readable pages from paywalls, walls, shells and foreign pages;
+with ``--wice``, count the citations of WiCE that end as cannot check, and why."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from side.config import Config
 __all__ = ["register", "run"]
 
 if TYPE_CHECKING:
-    from side.evaluation.sources import SourcesReport
+    from side.evaluation.sources import CannotCheckReport, SourcesReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--labels", type=Path, help="labels file in the same schema (default: the shipped one)")
     parser.add_argument("--limit", type=int, help="only the first N labelled pages (quick check)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--per-page", action="store_true", help="with --json: every page's outcome")
+    parser.add_argument("--per-page", action="store_true", help="with --json: every page's (or citation's) outcome")
+    parser.add_argument("--wice", nargs="?", type=Path, const=WICE_DEFAULT, metavar="CLAIMS",
+                        help="instead: how many WiCE citations end as cannot check, and why (each cited page "
+                             "assessed, then pre-checked as the verifier does), counted per reason and gold label; "
+                             "CLAIMS defaults to wice/claim_dev.jsonl under the data directory")
     parser.set_defaults(func=run)
+
+
+#: ``--wice`` without a path: WiCE dev under the data directory.
+WICE_DEFAULT = Path("-")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
@@ -36,12 +45,54 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
+    if args.wice is not None:
+        return _run_wice(args, config)
     report = evaluate_sources(Path(args.data_dir or config.data_dir), args.labels or LABELS_FILE, args.limit)
     if args.json:
         print(json.dumps(report.to_dict(per_page=args.per_page), indent=1))
     else:
         _print(report)
     return 0
+
+
+def _run_wice(args: argparse.Namespace, config: Config) -> int:
+    from side.evaluation.sources import WICE_DEV, evaluate_wice_cannot_check
+
+    data_dir = Path(args.data_dir or config.data_dir)
+    path = data_dir / WICE_DEV if args.wice == WICE_DEFAULT else args.wice
+    report = evaluate_wice_cannot_check(path, args.limit)
+    if args.json:
+        print(json.dumps(report.to_dict(per_citation=args.per_page), indent=1))
+    else:
+        _print_cannot_check(report)
+    return 0
+
+
+def _print_cannot_check(report: CannotCheckReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from side.evaluation.sources import WICE_LABELS
+
+    share = report.cannot_check / report.citations if report.citations else 0.0
+    table = Table(title=f"{report.citations} WiCE citations: {report.cannot_check} cannot check ({share:.1%}), "
+                        f"{report.mean_ms:.1f} ms/citation")
+    table.add_column("outcome")
+    table.add_column("citations", justify="right")
+    for label in WICE_LABELS:
+        table.add_column(f"gold {label.replace('_', ' ')}", justify="right")
+    table.add_column("why")
+    table.add_column("e.g.")
+    for name, counts in report.counts():
+        examples = [o.id for o in report.outcomes if o.outcome == name][:2]
+        table.add_row(name, str(counts["all"]), *(str(counts[label]) for label in WICE_LABELS),
+                      report.reason(name), ", ".join(examples))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # piped or logged: do not squeeze the table to 80 columns
+    console.print(table)
+    console.print("WiCE's annotators judged every claim against its page, so each cannot check here is a false "
+                  "cannot check: a page Side would not read that people could.")
 
 
 def _ratio(value: float | None) -> str:

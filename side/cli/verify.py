@@ -105,7 +105,7 @@ def print_report(report: ArticleResults) -> None:
     if not console.is_terminal:
         console = Console(width=160)  # piped or logged: do not squeeze the report to 80 columns
     flagged = sum(c.flagged for c in report.results)
-    table = Table(title=f"{report.title}: {len(report.results)} citations, {flagged} flagged",
+    table = Table(title=f"{report.title}: {len(report.results)} citations: {report.levels_text()}; {flagged} flagged",
                   show_lines=True, expand=True)
     for col, kw in (("#", {"justify": "right"}), ("fail?", {}), ("verdict", {}), ("claim", {"ratio": 3}),
                     ("source", {"ratio": 2}), ("why / suggestion", {"ratio": 3})):

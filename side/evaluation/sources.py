@@ -10,6 +10,11 @@ Reported: precision and recall per state, and the confusion of *readable* vs *ca
 where precision is what matters (a readable page called unreadable hides a real failed
 citation). States without a real example in the data are named, so a reader knows which rules
 only the unit tests (``tests/test_source_states.py``) exercise.
+
+:func:`evaluate_wice_cannot_check` answers another question on real citations: of WiCE dev's
+claims (Wikipedia sentences with the text of the page each cites), how many would end as
+*cannot check*, and why: each page is assessed as a fetched page is, then pre-checked as the
+verifier does before scoring (an empty source, one not in English).
 """
 
 from __future__ import annotations
@@ -21,14 +26,19 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from side.errors import DataNotFoundError, InputError
-from side.sources.states import SourceState
+from side.data import WiceClaim, load_wice
+from side.errors import DataNotFoundError, InputError, SourceFetchError
+from side.sources.states import REASONS, Assessment, SourceState
+
+if TYPE_CHECKING:
+    from side.sources.fetch import Source
 
 __all__ = [
     "WEB_HTML_SUBDIR", "LABELS_FILE", "Label", "PageOutcome", "StateScore", "Confusion", "SourcesReport",
-    "load_labels", "evaluate_sources",
+    "load_labels", "evaluate_sources", "WICE_DEV", "CHECKABLE", "VERIFIER", "WICE_LABELS", "verifier_cannot_check",
+    "CitationOutcome", "CannotCheckReport", "evaluate_wice_cannot_check",
 ]
 
 log = logging.getLogger(__name__)
@@ -214,3 +224,143 @@ def evaluate_sources(data_dir: Path, labels_path: Path = LABELS_FILE, limit: int
     missing = [s for s in SourceState if s not in labelled]
     mean_ms = 1000 * sum(o.seconds for o in outcomes) / len(outcomes)
     return SourcesReport(len(outcomes), states, confusion, missing, mean_ms, outcomes)
+
+
+# --- cannot check on real citations: WiCE dev ------------------------------------------------------
+
+#: WiCE's dev claims under the shared data directory (the cited pages' text, as sentences).
+WICE_DEV = Path("wice") / "claim_dev.jsonl"
+#: How WiCE marks the pseudo-sentences it adds to a page (``(meta data) TITLE: ...``).
+_WICE_META = "(meta data) "
+#: The outcome of a citation that can be checked.
+CHECKABLE = "checkable"
+#: Prefix of the outcomes the verifier itself decides (after the source's assessment).
+VERIFIER = "verifier: "
+#: WiCE's gold labels, in the order reports show them.
+WICE_LABELS = ("supported", "partially_supported", "not_supported")
+
+
+def verifier_cannot_check(claim: str, sentences: list[str] | tuple[str, ...]) -> str:
+    """Why the verifier would not score ``claim`` against ``sentences`` ("" when it would).
+
+    The verifier's own checks before any model runs (``Verifier._prepare``: an empty claim, no
+    sentence, a source that is not English while the claim is), computed without loading the
+    model so that a whole data set is counted in seconds; tests/test_source_states.py checks it
+    against the real verifier.
+    """
+    from side.verify.verifier import MAX_SENTENCE_CHARS, MAX_SENTENCES, MIN_ENGLISH_SHARE, english_share
+
+    kept = [s[:MAX_SENTENCE_CHARS] for s in sentences if s and s.strip()][:MAX_SENTENCES]
+    if not claim.strip():
+        return "empty claim"
+    if not kept:
+        return "empty source"
+    if english_share(kept) < MIN_ENGLISH_SHARE <= english_share([claim]):
+        return "source is not in English"
+    return ""
+
+
+@dataclass(frozen=True)
+class CitationOutcome:
+    """One citation's fate before scoring: checkable, or which reason makes it cannot check."""
+
+    id: str
+    #: WiCE's gold label of the claim.
+    label: str
+    #: :data:`CHECKABLE`, a :class:`SourceState` value, or :data:`VERIFIER` + the verifier's reason.
+    outcome: str
+    #: What showed it (the assessment's evidence), "" for checkable citations.
+    evidence: str = ""
+
+    @property
+    def cannot_check(self) -> bool:
+        return self.outcome != CHECKABLE
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "label": self.label, "outcome": self.outcome, "evidence": self.evidence}
+
+
+@dataclass
+class CannotCheckReport:
+    """How many citations of a data set end as cannot check, and why."""
+
+    data: str
+    outcomes: list[CitationOutcome]
+    mean_ms: float
+
+    @property
+    def citations(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def cannot_check(self) -> int:
+        return sum(o.cannot_check for o in self.outcomes)
+
+    def counts(self) -> list[tuple[str, Counter[str]]]:
+        """(outcome, count per gold label) with the label-free total under ``"all"``: checkable
+        first, then the reasons, most frequent first."""
+        by: dict[str, Counter[str]] = {}
+        for o in self.outcomes:
+            by.setdefault(o.outcome, Counter()).update(["all", o.label])
+        return sorted(by.items(), key=lambda kv: (kv[0] != CHECKABLE, -kv[1]["all"], kv[0]))
+
+    @staticmethod
+    def reason(outcome: str) -> str:
+        """An outcome in a patroller's words."""
+        if outcome == CHECKABLE:
+            return "the page reads as the cited source and the verifier scores it"
+        if outcome.startswith(VERIFIER):
+            return outcome.removeprefix(VERIFIER)
+        return REASONS[SourceState(outcome)]
+
+    def to_dict(self, per_citation: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "data": self.data, "citations": self.citations, "cannot_check": self.cannot_check,
+            "mean_ms": round(self.mean_ms, 2),
+            "outcomes": [{"outcome": name, "reason": self.reason(name), "citations": counts["all"],
+                          "by_label": {label: counts[label] for label in WICE_LABELS},
+                          "examples": [o.id for o in self.outcomes if o.outcome == name][:3]}
+                         for name, counts in self.counts()],
+        }
+        if per_citation:
+            out["per_citation"] = [o.to_dict() for o in self.outcomes]
+        return out
+
+
+def _wice_source(claim: WiceClaim) -> tuple[Source, Assessment]:
+    """The cited page as Side would hold it: its sentences as text (WiCE's meta lines left out,
+    its ``TITLE`` as the title), built as :func:`side.sources.fetch.source_from_text` builds a
+    source from text, and assessed. A page with no text is assessed as the fetcher assesses one
+    (an empty source: too little text)."""
+    from side.sources.fetch import Source, source_from_text
+    from side.sources.states import assess_source
+
+    url = f"wice:{claim.id}"
+    title = next((s.removeprefix(_WICE_META + "TITLE:").strip() for s in claim.evidence
+                  if s.startswith(_WICE_META + "TITLE:")), "")
+    text = "\n".join(s for s in claim.evidence if not s.startswith(_WICE_META))
+    try:
+        source = source_from_text(text, url, title)
+    except SourceFetchError:  # no text at all
+        source = Source(url=url, final_url=url, title=title, date="", text="", content_type="text/plain")
+    return source, assess_source(source)
+
+
+def _wice_outcome(claim: WiceClaim) -> CitationOutcome:
+    source, assessment = _wice_source(claim)
+    if not assessment.readable:
+        return CitationOutcome(claim.id, claim.label, assessment.state.value, assessment.evidence)
+    why = verifier_cannot_check(claim.claim, source.sentences)
+    return CitationOutcome(claim.id, claim.label, VERIFIER + why if why else CHECKABLE)
+
+
+def evaluate_wice_cannot_check(path: Path, limit: int | None = None) -> CannotCheckReport:
+    """Each WiCE claim's cited page, assessed as a fetched page is and then pre-checked as the
+    verifier does: how many citations would end as cannot check, and why."""
+    if not Path(path).is_file():
+        raise DataNotFoundError(f"WiCE claims not found at {path} (set SIDE_DATA_DIR or --data-dir)")
+    claims = load_wice(path)[:limit] if limit else load_wice(path)
+    started = time.perf_counter()
+    outcomes = [_wice_outcome(claim) for claim in claims]
+    mean_ms = 1000 * (time.perf_counter() - started) / max(1, len(outcomes))
+    return CannotCheckReport(str(path), outcomes, mean_ms)

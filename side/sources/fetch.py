@@ -31,10 +31,10 @@ from typing import Any
 from urllib.parse import urljoin
 
 from side.config import FetchConfig
-from side.errors import SourceFetchError, UnreadableContentError, UnsupportedContentError
+from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
-from side.sources.states import PageSignals, page_signals
+from side.sources.states import PageSignals, assess_source, page_signals
 from side.text import normalize_space, split_sentences
 
 __all__ = [
@@ -162,13 +162,28 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-def _make_source(url: str, final_url: str, title: str, date: str, text: str, content_type: str) -> Source:
+def _no_text(url: str, final_url: str, content_type: str, html: str | bytes | None) -> CannotCheckError:
+    """The error for content that gave no text, saying what it was as far as can be seen.
+
+    Something was read, and it is not a document to check a claim against, so the citation is
+    *cannot check* with the assessment's reason (:func:`side.sources.states.assess_source` on
+    the empty text and, for a page, its markup): an empty page or stub, an empty JavaScript
+    shell, binary data served as a page. A :class:`CannotCheckError` is an
+    :class:`UnsupportedContentError`, so callers that catch the latter are unchanged.
+    """
+    empty = Source(url=url, final_url=final_url, title="", date="", text="", content_type=content_type)
+    assessment = assess_source(empty, html)
+    return CannotCheckError(f"no text could be extracted from {final_url}: {assessment.describe()}")
+
+
+def _make_source(url: str, final_url: str, title: str, date: str, text: str, content_type: str,
+                 html: str | bytes | None = None) -> Source:
     raw = text or ""
     text = _cap_text(normalize_space(raw[: 2 * MAX_TEXT_CHARS]))
     if len(raw) > len(text) + MAX_TEXT_CHARS // 10:
         log.info("kept the first %d of %d characters of %s", len(text), len(raw), final_url)
     if not text:
-        raise UnsupportedContentError(f"no text could be extracted from {final_url}")
+        raise _no_text(url, final_url, content_type, html)
     return Source(
         url=url,
         final_url=final_url,
@@ -268,7 +283,7 @@ def source_from_html(
     except Exception as exc:  # any failure of a third-party parser on content from the web
         log.debug("extraction failed for %s", where, exc_info=True)
         raise UnreadableContentError(f"could not extract text from {where}: {_describe(exc)}") from exc
-    return replace(_make_source(url, where, title, date, text, content_type), page=page_signals(html))
+    return replace(_make_source(url, where, title, date, text, content_type, html), page=page_signals(html))
 
 
 def source_from_text(text: str, url: str, title: str = "", date: str = "") -> Source:
@@ -556,7 +571,8 @@ def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | 
     The download (resolution, connect, TLS, status line, headers, body, every redirect) must end
     within ``config.timeout_s``, or sooner at ``deadline`` (a :func:`time.monotonic` instant, the
     caller's budget). Raises :class:`SourceBlockedError` for URLs into private networks (any hop),
-    :class:`UnsupportedContentError` for non-text content or pages without text,
+    :class:`UnsupportedContentError` for non-text content (its :class:`CannotCheckError` for
+    content without text: an empty page, a shell, binary data; the message says which),
     :class:`UnreadableContentError` for content its parser refuses, and
     :class:`SourceFetchError` for timeouts, HTTP errors, oversize bodies and redirect loops.
     """

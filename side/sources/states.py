@@ -18,6 +18,7 @@ reported as *cannot check* instead, with the reason, and never flagged.
   empty single-page-app mount point, the visible text's length and wall phrases, and markers in
   the markup (:data:`MARKERS`: schema.org ``isAccessibleForFree: false``, a bot-check page's
   scripts, domain-parking services);
+* binary data served as a page, or text mostly of undecodable characters;
 * the language of the text: py3langid (the language identifier trafilatura uses; its model
   ships inside the package, nothing is downloaded), confirmed by a share of English function
   words, so a mixed or number-heavy English page is not called foreign.
@@ -605,11 +606,37 @@ def _too_little(words: int, signals: PageSignals | None) -> Assessment | None:
     return None
 
 
+def _junk_share(text: str) -> float:
+    """Share of undecodable and control characters in the first :data:`LANGUAGE_SAMPLE_CHARS`."""
+    sample = text[:LANGUAGE_SAMPLE_CHARS]
+    return len(_JUNK.findall(sample)) / max(1, len(sample))
+
+
+def _binary(html: str | bytes | None, words: int) -> Assessment | None:
+    """A "page" that is binary data (an image or archive served as HTML, a corrupt download):
+    the extractor found (almost) no text, and the markup itself, decoded as the fetcher decodes
+    it, is mostly undecodable or control characters. Without this it would read as a stub."""
+    if html is None or words >= MIN_WORDS:
+        return None
+    from trafilatura.utils import decode_file
+
+    try:
+        head = html[:LANGUAGE_SAMPLE_CHARS]
+        junk = _junk_share(str(decode_file(head)) if isinstance(head, bytes) else head)
+    except Exception as exc:  # a decoder failure on content from the web: no evidence either way
+        log.debug("binary check: undecodable page: %s", exc)
+        return None
+    if junk < MAX_JUNK_SHARE:
+        return None
+    return _found(SourceState.UNSUPPORTED_LANGUAGE, f"{junk:.0%} undecodable characters in the page",
+                  "the page is binary data, not text the verifier reads")
+
+
 def _language(text: str) -> Assessment | None:
     """Foreign or junk text: py3langid confident of a language the verifier does not read, and
     few English function words; or mostly undecodable characters."""
     sample = text[:LANGUAGE_SAMPLE_CHARS]
-    junk = len(_JUNK.findall(sample)) / max(1, len(sample))
+    junk = _junk_share(sample)
     if junk >= MAX_JUNK_SHARE:
         return _found(SourceState.UNSUPPORTED_LANGUAGE, f"{junk:.0%} undecodable characters",
                       "the text is binary or mis-decoded, not a language the verifier reads")
@@ -630,8 +657,9 @@ def assess_source(source: Source, html: str | bytes | None = None) -> Assessment
     ``html`` is the page it was extracted from, when the caller has it; otherwise the
     :class:`PageSignals` kept on the Source (``source.page``) are used, and with neither, the
     text alone. Order: the walls of :data:`WALLS` (a wall page also looks short or foreign),
-    then a JavaScript shell, a stub, and the language. Bounded: a few regular-expression passes
-    over at most 400,000 characters and one language guess on 10,000.
+    then a JavaScript shell, binary data (with ``html`` only), a stub, and the language.
+    Bounded: a few regular-expression passes over at most 400,000 characters and one language
+    guess on 10,000.
     """
     signals = page_signals(html) if html is not None else getattr(source, "page", None)
     text = _normalize((source.text or "")[:SHARE_MAX_WORDS * 20])
@@ -642,7 +670,7 @@ def assess_source(source: Source, html: str | bytes | None = None) -> Assessment
         found = _wall(rule, phrases, title_patterns, text, titles, words, signals, sentences)
         if found is not None:
             return found
-    for check in (_js_shell(text, words, signals), _too_little(words, signals)):
+    for check in (_js_shell(text, words, signals), _binary(html, words), _too_little(words, signals)):
         if check is not None:
             return check
     return _language(source.text or "") or _found(SourceState.READABLE)
