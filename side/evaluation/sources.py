@@ -243,21 +243,12 @@ WICE_LABELS = ("supported", "partially_supported", "not_supported")
 def verifier_cannot_check(claim: str, sentences: list[str] | tuple[str, ...]) -> str:
     """Why the verifier would not score ``claim`` against ``sentences`` ("" when it would).
 
-    The verifier's own checks before any model runs (``Verifier._prepare``: an empty claim, no
-    sentence, a source that is not English while the claim is), computed without loading the
-    model so that a whole data set is counted in seconds; tests/test_source_states.py checks it
-    against the real verifier.
+    The verifier's own checks before any model runs (:func:`side.verify.verifier.cannot_check_reason`),
+    without loading the model, so that a whole data set is counted in seconds.
     """
-    from side.verify.verifier import MAX_SENTENCE_CHARS, MAX_SENTENCES, MIN_ENGLISH_SHARE, english_share
+    from side.verify.verifier import bounded_sentences, cannot_check_reason
 
-    kept = [s[:MAX_SENTENCE_CHARS] for s in sentences if s and s.strip()][:MAX_SENTENCES]
-    if not claim.strip():
-        return "empty claim"
-    if not kept:
-        return "empty source"
-    if english_share(kept) < MIN_ENGLISH_SHARE <= english_share([claim]):
-        return "source is not in English"
-    return ""
+    return cannot_check_reason(claim, bounded_sentences(sentences))
 
 
 @dataclass(frozen=True)

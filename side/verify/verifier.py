@@ -45,7 +45,8 @@ from side.verify.levels import LevelThresholds, VerdictLevel
 
 __all__ = [
     "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
-    "MIN_ENGLISH_SHARE", "FEATURES", "Evidence", "Verdict", "not_enough_info", "Query", "english_share",
+    "MIN_ENGLISH_SHARE", "FEATURES", "Evidence", "bounded_sentences", "cannot_check_reason", "Verdict",
+    "not_enough_info", "Query", "english_share",
     "Combiner", "Prepared", "Verifier",
 ]
 
@@ -157,6 +158,36 @@ def english_share(sentences: list[str], limit: int = 3000) -> float:
     return sum(t in STOPWORDS for t in tokens) / len(tokens)
 
 
+def bounded_sentences(sentences: list[str] | tuple[str, ...]) -> list[str]:
+    """The sentences the verifier reads: non-empty, each and all of them cut to a bounded size."""
+    return [s[:MAX_SENTENCE_CHARS] for s in sentences if s and s.strip()][:MAX_SENTENCES]
+
+
+def cannot_check_reason(claim: str, sentences: list[str]) -> str:
+    """Why ``claim`` cannot be scored against ``sentences`` (from :func:`bounded_sentences`), or
+    "": an empty claim or source, or a source in a language the model cannot read. Decided
+    before any model runs, so evaluation can count it over a whole data set in seconds."""
+    if not claim.strip():
+        return "empty claim"
+    if not sentences:
+        return "empty source"
+    if _foreign(sentences, claim):
+        return "source is not in English"
+    return ""
+
+
+def _foreign(sentences: list[str], claim: str) -> bool:
+    """An English claim against a source in another language: few English function words, and
+    the language identifier names another language. Both, because English pages that are
+    mostly lists of names (squads, discographies) have as few function words as foreign ones."""
+    if english_share(sentences) >= MIN_ENGLISH_SHARE or english_share([claim]) < MIN_ENGLISH_SHARE:
+        return False
+    from side.sources.states import READABLE_LANGUAGES, WEAK_LANGUAGE_CONFIDENCE, detect_language
+
+    code, probability = detect_language(" ".join(sentences)[:10_000])
+    return code not in READABLE_LANGUAGES and probability >= WEAK_LANGUAGE_CONFIDENCE
+
+
 @dataclass
 class Combiner:
     """Logistic regression over :data:`FEATURES`, stored as JSON (no pickle)."""
@@ -251,13 +282,10 @@ class Verifier:
         return self.combiner.levels if self.combiner else LevelThresholds()
 
     def _prepare(self, query: Query, sentences: list[str]) -> Prepared:
-        sentences = [s[:MAX_SENTENCE_CHARS] for s in sentences if s and s.strip()][:MAX_SENTENCES]
-        if not query.claim.strip():
-            return Prepared(query, sentences, [], not_enough_info("empty claim"))
-        if not sentences:
-            return Prepared(query, sentences, [], not_enough_info("empty source"))
-        if english_share(sentences) < MIN_ENGLISH_SHARE <= english_share([query.claim]):
-            return Prepared(query, sentences, [], not_enough_info("source is not in English"))
+        sentences = bounded_sentences(sentences)
+        reason = cannot_check_reason(query.claim, sentences)
+        if reason:
+            return Prepared(query, sentences, [], not_enough_info(reason))
         vectors = self.embeddings.encode(sentences, batch_size=64)
         claim_vector = self.embeddings.encode([query.claim])[0]
         selection = select_evidence(query.claim, sentences, vectors, claim_vector, self.k)
