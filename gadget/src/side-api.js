@@ -1,6 +1,13 @@
 /**
- * Client for the Side service's REST API (docs/service.md): POST /api/v1/checks, then
- * GET /api/v1/checks/<id> until the check is done or failed.
+ * Clients for the two backends the gadget can ask, chosen by configuration (chooseBackend):
+ *
+ * - "side": the Side service's REST API (docs/service.md): POST /api/v1/checks, then
+ *   GET /api/v1/checks/<id> until the check is done or failed;
+ * - "liftwing": Side's verifier on Lift Wing (deploy/liftwing/README.md) through the API
+ *   Gateway, one POST .../side-verifier:predict answered in the response. Since March 2026 the
+ *   Content-Security-Policy of Wikimedia wikis lets a page connect to Wikimedia hosts only
+ *   (T419234), so this is the default on a Wikimedia wiki. Its answer is turned into the
+ *   service's CHECK shape (checkFromLiftWing), so the panel renders one shape whichever answered.
  *
  * Every failure becomes one SideError with a `code` the hints panel has a calm message for:
  * "unreachable" (network down, refused, CORS), "csp" (the page's Content-Security-Policy
@@ -8,6 +15,13 @@
  * (5xx or an unreadable answer) and "failed" (the check itself failed).
  */
 'use strict';
+
+/* The public Lift Wing endpoint of the verifier, through Wikimedia's API Gateway. */
+var LIFTWING_URL = 'https://api.wikimedia.org/service/lw/inference/v1/models/side-verifier:predict';
+/* Hosts under a Wikimedia Content-Security-Policy (the wikis and their sister projects). */
+var WIKIMEDIA_HOST = /(^|\.)(wikipedia|wikimedia|wikidata|wiktionary|wikibooks|wikinews|wikiquote|wikisource|wikiversity|wikivoyage|wikifunctions|mediawiki)\.org$/i;
+/* A language code as Lift Wing takes it (deploy/liftwing/side_verifier/request.py). */
+var LANG = /^[a-z][a-z0-9]{1,11}(-[a-z0-9]{1,8}){0,2}$/;
 
 var DEFAULTS = {
 	/* One request's limit; a check may take longer, it is polled. */
@@ -39,23 +53,15 @@ function originOf( url ) {
 }
 
 /**
- * @param {Object} options
- * @param {string} options.baseUrl The service, e.g. "https://side.example.org" (no /api/v1)
- * @param {Function} options.$ jQuery (for $.ajax and $.Deferred)
- * @param {Document} [options.document] Where CSP violations are reported
- * @param {Function} [options.setTimeout]
- * @param {number} [options.timeoutMs]
- * @param {number} [options.pollMs]
- * @param {number} [options.maxPollMs]
- * @param {number} [options.maxWaitMs]
- * @return {Object} Client with submit( payload ) and get( id )
+ * What every client shares: the page's CSP violations for the backend's origin, and turning a
+ * failed request into one SideError.
+ *
+ * @param {Object} options See createClient
+ * @param {string} origin The backend's origin ("https://api.wikimedia.org")
+ * @return {Object} errorFor( xhr, textStatus ), later( fn, xhr )
  */
-function createClient( options ) {
-	var $ = options.$,
-		settings = $.extend( {}, DEFAULTS, options ),
-		base = String( options.baseUrl || '' ).replace( /\/+$/, '' ),
-		origin = originOf( base ),
-		wait = options.setTimeout || setTimeout,
+function failures( options, origin ) {
+	var wait = options.setTimeout || setTimeout,
 		cspBlocked = false;
 
 	if ( options.document ) {
@@ -66,10 +72,18 @@ function createClient( options ) {
 		} );
 	}
 
+	/* The server's message: the Side API's {error: {message}}, KServe's {error: "..."}. */
+	function messageOf( body ) {
+		var error = body && body.error;
+		if ( typeof error === 'string' ) {
+			return error;
+		}
+		return error && typeof error.message === 'string' ? error.message : '';
+	}
+
 	function errorFor( xhr, textStatus ) {
 		var status = xhr && xhr.status,
-			body = xhr && xhr.responseJSON,
-			detail = body && body.error && body.error.message;
+			detail = messageOf( xhr && xhr.responseJSON );
 		if ( textStatus === 'timeout' ) {
 			return new SideError( 'timeout' );
 		}
@@ -84,6 +98,37 @@ function createClient( options ) {
 		}
 		return new SideError( 'server', detail || String( status ) );
 	}
+
+	/* Reject with the request's error; a CSP violation event may arrive just after the failed
+	   request, so a request that got no answer at all waits a moment. */
+	function reject( deferred, xhr, textStatus ) {
+		wait( function () {
+			deferred.reject( errorFor( xhr, textStatus ) );
+		}, xhr && xhr.status ? 0 : 50 );
+	}
+
+	return { errorFor: errorFor, reject: reject };
+}
+
+/**
+ * @param {Object} options
+ * @param {string} options.baseUrl The service, e.g. "https://side.example.org" (no /api/v1)
+ * @param {Function} options.$ jQuery (for $.ajax and $.Deferred)
+ * @param {Document} [options.document] Where CSP violations are reported
+ * @param {Function} [options.setTimeout]
+ * @param {number} [options.timeoutMs]
+ * @param {number} [options.pollMs]
+ * @param {number} [options.maxPollMs]
+ * @param {number} [options.maxWaitMs]
+ * @return {Object} Client with submit( payload ), get( id ) and origin
+ */
+function createClient( options ) {
+	var $ = options.$,
+		settings = $.extend( {}, DEFAULTS, options ),
+		base = String( options.baseUrl || '' ).replace( /\/+$/, '' ),
+		origin = originOf( base ),
+		wait = options.setTimeout || setTimeout,
+		failed = failures( options, origin );
 
 	function request( method, path, body ) {
 		var deferred = $.Deferred();
@@ -101,10 +146,7 @@ function createClient( options ) {
 				deferred.reject( new SideError( 'server', 'no check in the answer' ) );
 			}
 		}, function ( xhr, textStatus ) {
-			// A CSP violation event may arrive just after the failed request: wait a moment.
-			wait( function () {
-				deferred.reject( errorFor( xhr, textStatus ) );
-			}, xhr && xhr.status ? 0 : 50 );
+			failed.reject( deferred, xhr, textStatus );
 		} );
 		return deferred.promise();
 	}
@@ -146,7 +188,187 @@ function createClient( options ) {
 	return { submit: submit, get: get, origin: origin };
 }
 
+/* eslint-disable camelcase -- field names of the service's CHECK and of Lift Wing's answer */
+
+/**
+ * One citation of Lift Wing's answer as a result of the service's CHECK
+ * (gadget/server/present.py), the shape the panel renders.
+ *
+ * @param {Object} citation
+ * @return {Object}
+ */
+function resultFromLiftWing( citation ) {
+	var source = citation.source;
+	return {
+		client_key: citation.key,
+		claim: citation.claim,
+		url: citation.url,
+		level: citation.level,
+		level_reason: citation.reason || '',
+		unsupported: citation.unsupported || [],
+		score: citation.score,
+		flagged: citation.flagged,
+		reportable: citation.reportable,
+		reasons: citation.reasons || [],
+		evidence: citation.evidence || [],
+		suggestions: citation.suggestions || [],
+		source_status: source,
+		source_error: '',
+		source_url: citation.source_url || '',
+		source_copy: citation.source_copy || ''
+	};
+}
+
+/**
+ * Lift Wing's answer to a claims request as a done CHECK of the service; null when it is not
+ * one (no list of citations).
+ *
+ * @param {Object} answer {model_name, model_version, lang, page_title, citations: [...]}
+ * @param {Object} payload What the gadget asked (wiki, title, revision)
+ * @return {Object|null}
+ */
+function checkFromLiftWing( answer, payload ) {
+	if ( !answer || !Array.isArray( answer.citations ) ) {
+		return null;
+	}
+	return {
+		status: 'done',
+		wiki: payload.wiki,
+		title: payload.title,
+		revision: payload.revision || null,
+		model_version: answer.model_version,
+		citations: answer.citations.length,
+		results: answer.citations.filter( function ( citation ) {
+			return citation && typeof citation === 'object';
+		} ).map( resultFromLiftWing )
+	};
+}
+
+/**
+ * The Lift Wing request for the service's claims payload: the same claims, the page's title,
+ * and its language when the wiki id names one ("enwiki" -> "en", "zh_min_nanwiki" -> "zh-min-nan").
+ *
+ * @param {Object} payload Body of POST /api/v1/checks
+ * @return {Object}
+ */
+function liftWingRequest( payload ) {
+	var body = { title: payload.title || '', claims: payload.claims || [] },
+		match = /^([a-z0-9_]+)wiki$/.exec( String( payload.wiki || '' ) ),
+		lang = match && match[ 1 ].replace( /_/g, '-' );
+	if ( lang && LANG.test( lang ) ) {
+		body.lang = lang;
+	}
+	return body;
+}
+
+/* eslint-enable camelcase */
+
+/**
+ * Client for Side's verifier on Lift Wing: the same submit( payload ) as createClient, one
+ * request, no polling.
+ *
+ * @param {Object} options
+ * @param {string} [options.url] The predict endpoint (default: Lift Wing's public one)
+ * @param {string} options.userAgent Sent as Api-User-Agent (browsers may not set User-Agent;
+ *  Wikimedia's API Gateway asks clients to say who they are this way)
+ * @param {Function} options.$ jQuery
+ * @param {Document} [options.document] Where CSP violations are reported
+ * @param {Function} [options.setTimeout]
+ * @param {number} [options.timeoutMs]
+ * @return {Object} Client with submit( payload ) and origin
+ */
+function createLiftWingClient( options ) {
+	var $ = options.$,
+		url = options.url || LIFTWING_URL,
+		origin = originOf( url ),
+		settings = $.extend( {}, DEFAULTS, options ),
+		failed = failures( options, origin );
+
+	function submit( payload ) {
+		var deferred = $.Deferred(),
+			headers = {};
+		if ( options.userAgent ) {
+			headers[ 'Api-User-Agent' ] = options.userAgent;
+		}
+		$.ajax( {
+			url: url,
+			method: 'POST',
+			data: JSON.stringify( liftWingRequest( payload ) ),
+			contentType: 'application/json',
+			headers: headers,
+			dataType: 'json',
+			timeout: settings.timeoutMs
+		} ).then( function ( answer ) {
+			var check = checkFromLiftWing( answer, payload );
+			if ( check ) {
+				deferred.resolve( check );
+			} else {
+				deferred.reject( new SideError( 'server', 'no citations in the answer' ) );
+			}
+		}, function ( xhr, textStatus ) {
+			failed.reject( deferred, xhr, textStatus );
+		} );
+		return deferred.promise();
+	}
+
+	return { submit: submit, origin: origin };
+}
+
+/**
+ * Whether the wiki at `server` (wgServer: "//en.wikipedia.org", "https://meta.wikimedia.org")
+ * is a Wikimedia wiki, whose Content-Security-Policy allows Wikimedia hosts only.
+ *
+ * @param {string} server
+ * @return {boolean}
+ */
+function isWikimediaServer( server ) {
+	var match = /^(?:[a-z][a-z0-9+.-]*:)?\/\/([^/?#:]+)/i.exec( String( server || '' ) );
+	return !!match && WIKIMEDIA_HOST.test( match[ 1 ] );
+}
+
+/**
+ * The backend to ask: config.backend "side" or "liftwing" as set; "auto" (the default) is
+ * Lift Wing on a Wikimedia wiki, where nothing else may be reached, and the Side service
+ * (config.apiUrl) elsewhere.
+ *
+ * @param {Object} config side-config.json's keys
+ * @param {string} server The wiki's wgServer
+ * @return {string} "side" or "liftwing"
+ */
+function chooseBackend( config, server ) {
+	if ( config.backend === 'side' || config.backend === 'liftwing' ) {
+		return config.backend;
+	}
+	return isWikimediaServer( server ) ? 'liftwing' : 'side';
+}
+
+/**
+ * The client for the configured backend (chooseBackend).
+ *
+ * @param {Object} config apiUrl, backend, liftwingUrl, userAgent, timeoutMs, pollMs, maxWaitMs
+ * @param {string} server The wiki's wgServer
+ * @param {Object} deps $, document, setTimeout
+ * @return {Object} Client with submit( payload ) and origin
+ */
+function createBackendClient( config, server, deps ) {
+	var extend = deps.$.extend,
+		options = extend( {}, deps, { timeoutMs: config.timeoutMs, pollMs: config.pollMs,
+			maxWaitMs: config.maxWaitMs } );
+	if ( chooseBackend( config, server ) === 'liftwing' ) {
+		return createLiftWingClient( extend( options, { url: config.liftwingUrl || LIFTWING_URL,
+			userAgent: config.userAgent } ) );
+	}
+	return createClient( extend( options, { baseUrl: config.apiUrl } ) );
+}
+
 module.exports = {
+	LIFTWING_URL: LIFTWING_URL,
 	createClient: createClient,
+	createLiftWingClient: createLiftWingClient,
+	createBackendClient: createBackendClient,
+	chooseBackend: chooseBackend,
+	isWikimediaServer: isWikimediaServer,
+	checkFromLiftWing: checkFromLiftWing,
+	liftWingRequest: liftWingRequest,
 	SideError: SideError
 };

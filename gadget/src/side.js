@@ -4,7 +4,9 @@
  * Starts in the source editor (hook "wikipage.editform", WikiEditor or plain textarea) and in
  * the 2017 wikitext editor (hook "ve.activationComplete", source mode only), on wikitext pages
  * of the configured namespaces. Configuration: side-config.json (the wiki's copy), then
- * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md).
+ * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md). Its "backend"
+ * picks whom to ask (side-api.js chooseBackend): Lift Wing on a Wikimedia wiki, whose
+ * Content-Security-Policy allows nothing else, the Side service (apiUrl) elsewhere.
  * Nothing here may break the editor: every callback runs guarded, errors are only logged.
  */
 'use strict';
@@ -38,7 +40,10 @@ function readConfig() {
 	if ( mw.config.get( 'wgSideApiUrl' ) ) {
 		config.apiUrl = mw.config.get( 'wgSideApiUrl' );
 	}
-	return $.extend( config, window.sideGadgetConfig || {} );
+	config = $.extend( config, window.sideGadgetConfig || {} );
+	// Who asks, for Lift Wing's API Gateway (Api-User-Agent): the gadget and the wiki it runs on.
+	config.userAgent = config.userAgent || 'Side citation gadget (' + mw.config.get( 'wgServer' ) + ')';
+	return config;
 }
 
 function isSupportedPage( config ) {
@@ -54,8 +59,7 @@ function isSupportedPage( config ) {
  */
 function setup( editor, config ) {
 	var controller, panel, client;
-	client = api.createClient( { baseUrl: config.apiUrl, $: $, document: document,
-		timeoutMs: config.timeoutMs, pollMs: config.pollMs, maxWaitMs: config.maxWaitMs,
+	client = api.createBackendClient( config, mw.config.get( 'wgServer' ), { $: $, document: document,
 		setTimeout: function ( fn, ms ) {
 			return setTimeout( guarded( fn ), ms );
 		} } );

@@ -15,6 +15,9 @@ Usage::
         revision = mediawiki.edit("Foo", "Text.<ref>[http://example.org A]</ref>", user="Alice")
         site = mediawiki.pywikibot_site()          # logged in as TestBot (BotPassword)
 
+``start_mediawiki(folder, headers={...})`` serves a wiki of its own whose every page sends
+those HTTP headers (tests/test_gadget_liftwing_e2e.py: Wikipedia's Content-Security-Policy).
+
 Outside CI the fixture skips when MediaWiki or PHP is not installed (``scripts/install.sh``
 installs them); in CI (``CI=true``) that is a failure.
 """
@@ -107,8 +110,11 @@ def is_installed() -> tuple[bool, str]:
 class MediaWiki:
     """One throwaway wiki: install, serve, accounts, API helpers, pywikibot configuration."""
 
-    def __init__(self, folder: Path, port: int | None = None, name: str = "Test Wiki") -> None:
+    def __init__(self, folder: Path, port: int | None = None, name: str = "Test Wiki",
+                 headers: dict[str, str] | None = None) -> None:
         self.folder = Path(folder)
+        #: HTTP headers every PHP response of the wiki sends (e.g. a Content-Security-Policy).
+        self.headers = dict(headers or {})
         self.port = port or free_port()
         self.name = name
         self.url = f"http://127.0.0.1:{self.port}"
@@ -139,12 +145,29 @@ class MediaWiki:
             fh.write(EXTRA_SETTINGS.replace("RC_FEED_PORT", str(self.rc_feed_port)))
         self.accounts["Admin"] = Account("Admin", admin_password, ("sysop", "bureaucrat", "interface-admin"))
 
+    def _prepend_headers(self) -> list[str]:
+        """``php -d auto_prepend_file=`` options that make every PHP response send ``headers``
+        (the header text exactly as written, before MediaWiki runs, rather than what MediaWiki's
+        ``$wgCSPHeader`` would build from parts)."""
+        if not self.headers:
+            return []
+        lines = ["<?php", "// Written by tests/harness/mediawiki.py: headers every response of the test wiki sends."]
+        for name, value in self.headers.items():
+            if any(c in name + value for c in "\r\n"):
+                raise MediaWikiError(f"header {name!r} has a line break")
+            line = f"{name}: {value}".replace("\\", "\\\\").replace("'", "\\'")
+            lines.append(f"header('{line}');")
+        path = self.folder / "headers.php"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return ["-d", f"auto_prepend_file={path}"]
+
     def start(self, timeout_s: float = 30.0) -> None:
         """Serve the wiki with ``php -S`` in its own process group and wait until it answers."""
         env = {**os.environ, "MW_CONFIG_FILE": str(self.settings), "PHP_CLI_SERVER_WORKERS": "4"}
         log = (self.folder / "server.log").open("ab")
         self._process = subprocess.Popen(
-            ["php", "-d", "memory_limit=512M", "-S", f"127.0.0.1:{self.port}", "-t", str(MEDIAWIKI_ROOT)],
+            ["php", "-d", "memory_limit=512M", *self._prepend_headers(), "-S", f"127.0.0.1:{self.port}",
+             "-t", str(MEDIAWIKI_ROOT)],
             env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()  # the server writes through its own copy of the descriptor
         deadline = time.monotonic() + timeout_s
@@ -392,9 +415,10 @@ def _fail_or_skip(reason: str) -> None:
     pytest.skip(reason)
 
 
-def start_mediawiki(folder: Path) -> MediaWiki:
-    """Install, serve and seed a wiki in ``folder`` (about 4 s); stop it with ``.stop()``."""
-    wiki = MediaWiki(folder)
+def start_mediawiki(folder: Path, headers: dict[str, str] | None = None) -> MediaWiki:
+    """Install, serve and seed a wiki in ``folder`` (about 4 s); stop it with ``.stop()``.
+    ``headers`` are sent with every PHP response (see :meth:`MediaWiki._prepend_headers`)."""
+    wiki = MediaWiki(folder, headers=headers)
     wiki.install()
     wiki.start()
     try:

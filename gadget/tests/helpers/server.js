@@ -2,7 +2,8 @@
 
 /**
  * A real HTTP server on 127.0.0.1 for the API client tests: canned JSON answers per
- * "METHOD /path", CORS headers like the Flask backend's, optional delays, and a log of
+ * "METHOD /path", CORS headers like the Flask backend's (and Api-User-Agent allowed, as
+ * Wikimedia's API Gateway allows it), optional delays, and a log of
  * the requests it saw.
  */
 const http = require( 'http' );
@@ -10,6 +11,7 @@ const http = require( 'http' );
 function startServer() {
 	const routes = {};
 	const seen = [];
+	const headers = [];
 	const server = http.createServer( ( request, response ) => {
 		let body = '';
 		request.on( 'data', ( chunk ) => {
@@ -18,7 +20,7 @@ function startServer() {
 		request.on( 'end', () => {
 			const cors = {
 				'Access-Control-Allow-Origin': request.headers.origin || '*',
-				'Access-Control-Allow-Headers': 'Content-Type',
+				'Access-Control-Allow-Headers': 'Content-Type, Api-User-Agent',
 				'Access-Control-Allow-Methods': 'GET, POST'
 			};
 			if ( request.method === 'OPTIONS' ) {
@@ -26,6 +28,7 @@ function startServer() {
 				response.end();
 				return;
 			}
+			headers.push( request.headers );
 			seen.push( { method: request.method, path: request.url, body: body ? JSON.parse( body ) : null,
 				contentType: request.headers[ 'content-type' ] } );
 			const queue = routes[ `${ request.method } ${ request.url }` ] || [];
@@ -42,6 +45,8 @@ function startServer() {
 			resolve( {
 				url: `http://127.0.0.1:${ server.address().port }`,
 				seen,
+				/* Each request's headers (lower-cased names), in the order of `seen`. */
+				headers,
 				/* Answers for a route, used in turn; the last one repeats. */
 				route: ( key, ...answers ) => {
 					routes[ key ] = answers;
