@@ -114,12 +114,13 @@ def scenario():
 
 
 def test_scenario_is_a_clear_case(scenario, tmp_path):
-    """The supported citation scores far above the flag threshold, the other under the report threshold."""
+    """The supported citation is supported (above the supported cut), the other under the report threshold."""
     from bot.policy import report_threshold
     from side.config import FetchConfig
     from side.extract.wikitext import added_citations
     from side.pipeline import Pipeline, make_source_loader
     from side.sources.fetch import fetch_source
+    from side.verify.levels import VerdictLevel
     from side.verify.verifier import Verifier
 
     claims = added_citations(scenario.article, scenario.edit, TITLE)
@@ -128,5 +129,5 @@ def test_scenario_is_a_clear_case(scenario, tmp_path):
     config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=5)
     pipeline = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
     good, bad = pipeline.verify_claims(claims)
-    assert good.verdict.score > verifier.flag_threshold + 0.3 and not good.flagged
+    assert good.level is VerdictLevel.SUPPORTED and good.verdict.score > verifier.flag_threshold and not good.flagged
     assert bad.flagged and bad.verdict.score < report_threshold(-1.0)
