@@ -110,7 +110,8 @@ class VerifierConfig:
     model_dir: str = ""
     batch_size: int = 32
     max_length: int = 256
-    #: Citations whose support score falls below this are flagged (chosen on dev data).
+    #: Fallback flag threshold where the model has no combiner.json (the shipped one has its
+    #: supported cut, chosen on train data).
     flag_threshold: float = 0.5
     device: str = "auto"
     #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
@@ -181,7 +182,7 @@ class BotConfig:
     #: Wikis (ids as in ``wiki``) where talk-page reports are enabled at all.
     talk_report_wikis: list[str] = field(default_factory=list)
     #: Only citations whose support score is below this are reported on talk pages
-    #: (chosen on dev data for high precision; negative = the shipped model's report_threshold).
+    #: (negative = the shipped model's report_threshold: "not supported" at least 90% precise on train data).
     report_threshold: float = -1.0
     daily_cap: int = 10
     cooldown_hours: float = 24.0

@@ -5,8 +5,8 @@ all of a check's sources at once, within one time budget, see :mod:`side.sources
 or unreadable page is read from an archived copy, see :class:`CheckSources`),
 score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
 passages, grouped to documents), score those with the same verifier, rank the existing
-citation among them, and flag it when its support is below the threshold chosen on dev data,
-or when a candidate supports the claim clearly better. Flags also carry Side's URL-depth signal:
+citation among them, and flag it when its level is partially or not supported (cuts chosen on
+train data), or when a candidate supports the claim clearly better. Flags also carry Side's URL-depth signal:
 citations to a bare domain fail verification far more often than deep links.
 """
 

@@ -114,7 +114,7 @@ def scenario():
 
 
 def test_scenario_is_a_clear_case(scenario, tmp_path):
-    """The supported citation scores far above the flag threshold, the other is not supported and
+    """The supported citation is supported (above the supported cut), the other is not supported and
     reportable: the only one the bot's policy lets through."""
     from bot.policy import report_threshold
     from side.config import FetchConfig
@@ -130,7 +130,7 @@ def test_scenario_is_a_clear_case(scenario, tmp_path):
     config = FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=5)
     pipeline = Pipeline(verifier, None, make_source_loader(None, lambda u: fetch_source(u, config, tmp_path)))
     good, bad = pipeline.verify_claims(claims)
-    assert good.verdict.score > verifier.flag_threshold + 0.3 and not good.flagged
+    assert good.level is VerdictLevel.SUPPORTED and good.verdict.score > verifier.flag_threshold and not good.flagged
     assert bad.flagged and bad.level is VerdictLevel.NOT_SUPPORTED and bad.reportable
-    assert bad.verdict.score < verifier.levels.report and good.level is VerdictLevel.SUPPORTED
+    assert bad.verdict.score < verifier.levels.report
     assert report_threshold(-1.0) is None  # the bot reports on the stored ``reportable``

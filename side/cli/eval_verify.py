@@ -21,10 +21,13 @@ TASKS = ("wice", "scifact", "citation-integrity")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "verify", help="verification quality: WiCE AUROC / P@R15, SciFact F1, evidence R@5",
+        "verify", help="verification quality: WiCE AUROC / P@R15 / levels, SciFact F1, evidence R@5",
         description="Measure the verifier on WiCE claim dev (with BM25-max and MiniLM max-cosine "
         "baselines from the same run), SciFact dev (oracle and open retrieval) and Citation-Integrity "
-        "dev. Any file in the same schema can be given with --claims/--corpus.",
+        "dev. WiCE and Citation-Integrity (oracle) also get the verdict levels' confusion matrix and "
+        "macro-F1 beside a majority-level baseline and the two baselines cut at train-chosen scores, "
+        "and the count of claims that cannot be checked, by reason. Any file in the same schema can "
+        "be given with --claims/--corpus.",
     )
     p.add_argument("task", choices=TASKS + ("all",), nargs="?", default="wice")
     p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
@@ -53,7 +56,7 @@ def _open_retriever(config: Config, corpus_path: Path, k: int = 3) -> Callable[[
 
 
 def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
-    from side.evaluation.verify import evaluate_scifact, evaluate_wice
+    from side.evaluation.verify import citation_integrity_level, evaluate_scifact, evaluate_wice
     from side.verify.verifier import Verifier
 
     data = Path(config.data_dir)
@@ -73,9 +76,10 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
         settings = ("oracle", "open") if args.setting == "both" else (args.setting,)
         for setting in settings:
             retrieve = _open_retriever(config, corpus) if setting == "open" else None
+            levels = citation_integrity_level if task == "citation-integrity" else None
             with _bar(f"{task} {setting}", claims, args.limit) as bar:
                 results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit,
-                                                                progress=bar.update)
+                                                                progress=bar.update, gold_level=levels)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -117,6 +121,7 @@ def _print_tables(results: dict) -> None:
         ev = wice["evidence"]
         console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
+        _print_levels(console, "WiCE", wice)
     for name, res in results.items():
         if name == "wice":
             continue
@@ -127,3 +132,37 @@ def _print_tables(results: dict) -> None:
             m = res[level]
             table.add_row(level, _fmt(m["precision"]), _fmt(m["recall"]), _fmt(m["f1"]))
         console.print(table)
+        if "levels" in res:
+            _print_levels(console, name, res)
+
+
+def _print_levels(console: Any, name: str, res: dict) -> None:
+    """The verifier's confusion matrix, then macro-F1 and per-level F1 of every method, then cannot-check reasons."""
+    from rich.table import Table
+
+    from side.evaluation.verify import LEVELS, PREDICTED_LEVELS
+
+    levels = res["levels"]
+    matrix = Table(title=f"{name}: verifier levels (rows gold, columns predicted)")
+    matrix.add_column("gold \\ predicted")
+    for level in PREDICTED_LEVELS:
+        matrix.add_column(level.replace("_", " "))
+    for gold in LEVELS:
+        row = levels["verifier"]["confusion"][gold]
+        matrix.add_row(gold.replace("_", " "), *(str(row[p]) for p in PREDICTED_LEVELS))
+    console.print(matrix)
+    table = Table(title=f"{name}: verdict levels")
+    for col in ("method", "macro-F1", "accuracy", *(f"F1 {level.replace('_', ' ')}" for level in LEVELS)):
+        table.add_column(col)
+    for method, m in levels.items():
+        table.add_row(method, _fmt(m["macro_f1"]), _fmt(m["accuracy"]),
+                      *(_fmt(m["per_level"][level]["f1"]) for level in LEVELS))
+    console.print(table)
+    if "report" in res:
+        report = res["report"]
+        console.print(f"{name}: talk-page report (not supported below {report['report_threshold']:.3f}): "
+                      f"{report['reported']} reported, precision {_fmt(report['precision'])}, "
+                      f"recall {_fmt(report['recall'])}")
+    reasons = res.get("cannot_check", {})
+    told = ", ".join(f"{reason}: {count}" for reason, count in reasons.items()) or "none"
+    console.print(f"{name}: cannot check {sum(reasons.values())} ({told})")

@@ -9,6 +9,14 @@
 * SciFact / Citation-Integrity (VeriSci-style abstract-level Label-Only and Label+Rationale F1,
   sentence-level F1), with gold abstracts (oracle) or retrieved ones (open). In the open setting
   only the abstracts nearly as convincing as the claim's best one keep their label.
+* Verdict levels (supported / partially_supported / not_supported) on WiCE dev and on
+  Citation-Integrity dev (oracle, the cited abstract): confusion matrix and macro-F1 of the
+  verifier, beside the majority level of the evaluated set and the two zero-shot baselines, each
+  cut into levels at scores chosen on the train construction of
+  :func:`side.training.calibration.level_items` (stored in the combiner's ``info``; nothing is
+  chosen on dev). A verdict that cannot check counts as wrong for every level, and the claims that
+  end there are counted by the verifier's reason. Beside them, the precision and recall of "not
+  supported" among the verdicts the talk-page report would post (below ``report_threshold``).
 """
 
 from __future__ import annotations
@@ -22,15 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from side.data import WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
+from side.data import SciFactClaim, WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
 from side.verify.crossencoder import REFUTES, SUPPORTS
-from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verifier
+from side.verify.levels import LevelThresholds, VerdictLevel
+from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verdict, Verifier
 
 __all__ = [
     "META_PREFIX", "OPERATING_RECALL", "OPEN_RELATIVE_CONFIDENCE", "auroc", "precision_at_recall",
     "failure_metrics", "wice_query", "wice_sentences", "ndcg", "verifier_order", "evaluate_wice",
     "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
-    "evaluate_scifact",
+    "evaluate_scifact", "LEVELS", "PREDICTED_LEVELS", "level_metrics", "majority_levels", "cut_levels",
+    "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level",
 ]
 
 META_PREFIX = "(meta data) "
@@ -41,6 +51,110 @@ OPERATING_RECALL = 0.15
 #: Chosen on SciFact train, open Label-Only F1 (with VeriSci's label rule): none 57.8, 0.7 58.9,
 #: 0.8 60.0, 0.9 61.3, 0.999 60.5; with the verdict's label, none 51.4, 0.9 59.0.
 OPEN_RELATIVE_CONFIDENCE = 0.9
+#: The levels a gold label can take, in the order of the confusion matrix's rows.
+LEVELS = (VerdictLevel.SUPPORTED.value, VerdictLevel.PARTIALLY_SUPPORTED.value, VerdictLevel.NOT_SUPPORTED.value)
+#: The levels a verdict can take: the confusion matrix's columns.
+PREDICTED_LEVELS = LEVELS + (VerdictLevel.CANNOT_CHECK.value,)
+#: The baselines of :func:`level_report`, by the key of their cuts in ``Combiner.info["baseline_levels"]``.
+BASELINES = ("baseline_bm25_max", "baseline_minilm_max_cosine")
+
+
+def level_metrics(gold: list[str], predicted: list[str]) -> dict[str, Any]:
+    """Confusion matrix (gold level -> predicted level -> count), per-level P/R/F1 and macro-F1.
+
+    Macro-F1 averages F1 over the three gold levels; a ``cannot_check`` prediction is a miss for
+    the claim's level and no level's hit, so it lowers recall and never helps.
+    """
+    unknown = {p for p in predicted if p not in PREDICTED_LEVELS} | {g for g in gold if g not in LEVELS}
+    if unknown:
+        raise ValueError(f"unknown levels: {sorted(unknown)}")
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold levels for {len(predicted)} predictions")
+    confusion = {g: {p: 0 for p in PREDICTED_LEVELS} for g in LEVELS}
+    for g, p in zip(gold, predicted, strict=True):
+        confusion[g][p] += 1
+    per_level = {}
+    for level in LEVELS:
+        hit = confusion[level][level]
+        said = sum(confusion[g][level] for g in LEVELS)
+        total = sum(confusion[level].values())
+        precision = hit / said if said else 0.0
+        recall = hit / total if total else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_level[level] = {"precision": precision, "recall": recall, "f1": f1, "gold": total, "predicted": said}
+    return {
+        "confusion": confusion, "per_level": per_level,
+        "macro_f1": float(np.mean([m["f1"] for m in per_level.values()])) if gold else 0.0,
+        "accuracy": sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold) if gold else 0.0,
+    }
+
+
+def majority_levels(gold: list[str]) -> list[str]:
+    """Every claim given the most common level of ``gold`` (the evaluated set's, ties to the first level).
+
+    The evaluated set's own majority is the best any constant answer can do there, so it is the
+    floor a model must beat, not a tuned method.
+    """
+    if not gold:
+        return []
+    top = max(LEVELS, key=gold.count)
+    return [top] * len(gold)
+
+
+def cut_levels(score: np.ndarray, supported: float, not_supported: float) -> list[str]:
+    """Levels from any score (higher = better supported) and two cuts, as LevelThresholds cuts."""
+    return [LEVELS[0] if s >= supported else LEVELS[1] if s >= not_supported else LEVELS[2] for s in score]
+
+
+def level_report(gold: list[str], verdict_levels: list[str], baselines: dict[str, np.ndarray],
+                 cuts: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """The verifier's level metrics beside the majority level and each baseline cut at its train cuts.
+
+    A baseline without cuts (a combiner fitted before they were stored) is left out.
+    """
+    report = {"verifier": level_metrics(gold, verdict_levels), "majority": level_metrics(gold, majority_levels(gold))}
+    for name, score in baselines.items():
+        if name in cuts:
+            report[name] = level_metrics(gold, cut_levels(score, cuts[name]["supported"], cuts[name]["not_supported"]))
+    return report
+
+
+def cannot_check_reasons(verdict_levels: list[str], reasons: list[str]) -> dict[str, int]:
+    """How many claims ended as cannot check, by the verifier's reason, most common first."""
+    counts: dict[str, int] = {}
+    for level, reason in zip(verdict_levels, reasons, strict=True):
+        if level == VerdictLevel.CANNOT_CHECK:
+            counts[reason or "no reason given"] = counts.get(reason or "no reason given", 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def citation_integrity_level(claim: SciFactClaim, doc_id: str) -> str:
+    """The level Citation-Integrity's annotation of one cited article corresponds to.
+
+    Sarol et al. label a citation ACCURATE (here SUPPORT), NOT_ACCURATE (here REFUTE) or
+    IRRELEVANT (no rationale). NOT_ACCURATE citations have rationale sentences: the article speaks
+    to the claim but does not back it as written (contradicted, oversimplified, overstated,
+    indirect...), which is WiCE's partially supported. IRRELEVANT means the article does not back
+    the claim at all: not supported. So SUPPORT -> supported, REFUTE -> partially_supported, no
+    evidence -> not_supported.
+    """
+    sets = claim.evidence.get(doc_id, [])
+    if not sets:
+        return VerdictLevel.NOT_SUPPORTED.value
+    return VerdictLevel.SUPPORTED.value if sets[0]["label"] == "SUPPORT" else VerdictLevel.PARTIALLY_SUPPORTED.value
+
+
+def report_metrics(gold: list[str], verdicts: list[Verdict], cuts: LevelThresholds) -> dict[str, Any]:
+    """Precision and recall of "not supported" at the talk-page report's cut (what a bot would post)."""
+    posted = np.array([cuts.reportable(v.level, v.score) for v in verdicts], dtype=bool)
+    negative = np.array([g == VerdictLevel.NOT_SUPPORTED for g in gold], dtype=bool)
+    return {"report_threshold": cuts.report, "reported": int(posted.sum()),
+            "precision": float(negative[posted].mean()) if posted.any() else float("nan"),
+            "recall": float((negative & posted).sum() / negative.sum()) if negative.any() else float("nan")}
+
+
+def _baseline_cuts(verifier: Verifier) -> dict[str, dict[str, float]]:
+    return dict(verifier.combiner.info.get("baseline_levels", {})) if verifier.combiner else {}
 
 
 def auroc(positive: np.ndarray, score: np.ndarray) -> float:
@@ -114,13 +228,20 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
             ranked = verifier_order(item)
             recall5.append(len(gold & set(ranked[:5])) / len(gold))
             ndcg5.append(ndcg(ranked, gold, 5))
+    verdict_levels = [p.decided.level.value for p in prepared]
+    levels = level_report(labels, verdict_levels, dict(zip(BASELINES, (bm25, cosine), strict=True)),
+                          _baseline_cuts(verifier))
     return {
         "claims": len(claims),
         "verifier": failure_metrics(labels, support),
         "baseline_bm25_max": failure_metrics(labels, bm25),
         "baseline_minilm_max_cosine": failure_metrics(labels, cosine),
-        "evidence": {"recall_at_5": float(np.mean(recall5)), "ndcg_at_5": float(np.mean(ndcg5)),
+        "evidence": {"recall_at_5": float(np.mean(recall5)) if recall5 else float("nan"),
+                     "ndcg_at_5": float(np.mean(ndcg5)) if ndcg5 else float("nan"),
                      "claims_with_gold": len(recall5)},
+        "levels": levels,
+        "report": report_metrics(labels, [p.decided for p in prepared], verifier.levels),
+        "cannot_check": cannot_check_reasons(verdict_levels, [p.decided.reason for p in prepared]),
     }
 
 
@@ -218,16 +339,27 @@ def keep_most_confident(predictions: dict[str, AbstractPrediction],
 def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: str | Path,
                      retrieve: Callable[[str], list[str]] | None = None, limit: int | None = None,
                      rationale_threshold: float = 0.5,
-                     progress: Callable[[int], object] | None = None) -> dict[str, Any]:
-    """Abstract- and sentence-level F1; ``retrieve`` (claim -> doc ids) gives the open setting."""
+                     progress: Callable[[int], object] | None = None,
+                     gold_level: Callable[[SciFactClaim, str], str] | None = None) -> dict[str, Any]:
+    """Abstract- and sentence-level F1; ``retrieve`` (claim -> doc ids) gives the open setting.
+
+    With ``gold_level`` (the level a claim's annotation of one abstract means, such as
+    :func:`citation_integrity_level`) and gold abstracts (no ``retrieve``), the result also has
+    "levels" and "cannot_check" as :func:`evaluate_wice`'s, one row per (claim, cited abstract).
+    """
     corpus = load_scifact_corpus(corpus_path)
     claims = load_scifact_claims(claims_path)[:limit]
     counts = _Counts()
+    gold_levels: list[str] = []
+    judged: list[Prepared] = []
     for claim in claims:
         text = CITATION_MARKER.sub("", claim.claim).strip()
         doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
         doc_ids = [d for d in doc_ids if d in corpus]
         items = verifier.run([(Query(text), list(corpus[d].sentences)) for d in doc_ids])
+        if gold_level and not retrieve:
+            gold_levels += [gold_level(claim, d) for d in doc_ids]
+            judged += items
         predictions = {d: abstract_prediction(item, rationale_threshold)
                        for d, item in zip(doc_ids, items, strict=False)}
         if retrieve:
@@ -239,4 +371,13 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
                 _score_abstract(counts, None, set(), sets)
         if progress:
             progress(1)
-    return {"claims": len(claims), **counts.report()}
+    result: dict[str, Any] = {"claims": len(claims), **counts.report()}
+    if gold_level and not retrieve:
+        verdict_levels = [p.decided.level.value for p in judged]
+        bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in judged])
+        cosine = np.array([p.selection.max_cosine if p.selection else 0.0 for p in judged])
+        result["levels"] = level_report(gold_levels, verdict_levels, dict(zip(BASELINES, (bm25, cosine), strict=True)),
+                                        _baseline_cuts(verifier))
+        result["report"] = report_metrics(gold_levels, [p.decided for p in judged], verifier.levels)
+        result["cannot_check"] = cannot_check_reasons(verdict_levels, [p.decided.reason for p in judged])
+    return result

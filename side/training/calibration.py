@@ -1,4 +1,4 @@
-"""Fit the verifier's combiner and choose its flag thresholds.
+"""Fit the verifier's combiner and choose the cuts from support score to verdict level, on train data.
 
 The combiner is a logistic regression over the verifier's signals, fitted on data that is not
 evaluated: WiCE *train* sub-claims against their cited page (label 1: the page supports at
@@ -6,29 +6,58 @@ least part of the claim) and against the same page with the gold evidence senten
 neighbours removed, or another claim's page (label 0: the page does not support the claim,
 as in WiCE's not_supported), plus SciFact train claims against their cited abstracts.
 
-Thresholds are then chosen on dev data, as the issue asks: ``flag_threshold`` is the score
-under which half of WiCE dev's not_supported claims fall (``side verify`` flags below it), and
-``report_threshold`` is Side's high-precision operating point (15% recall), for talk pages.
+The level cuts are chosen on a three-level construction from the same train data
+(:func:`level_items`), never on dev: WiCE's only train file holds partially supported
+sub-claims with the words their page does not back marked, so
+
+* ``partially_supported``: the sub-claim against its whole cited page (WiCE's own label);
+* ``supported``: the same sub-claim with its unsupported words removed, against the same page:
+  what is left is, by the annotation, backed by the page;
+* ``not_supported``: the sub-claim against its page with the gold supporting sentences and their
+  neighbours removed, and (every third claim) against another claim's page (one of the last few
+  read, so its sentence embeddings are still cached).
+
+``supported`` / ``not_supported`` cuts maximise macro-F1 over the three levels on that
+construction (:func:`choose_cuts`); ``report_threshold`` is the highest score under which
+"not supported" is still at least 90% precise there (:func:`choose_report_threshold`). The
+zero-shot baselines of ``side eval verify`` (BM25-max, MiniLM max-cosine) get their cuts the same
+way, stored in the combiner's ``info`` so the evaluation never tunes anything on dev.
+
+Signals are cached under ``var/calibration`` keyed by the model weights and the items, so the
+cuts can be re-chosen without rerunning the cross-encoder.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import random
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice
-from side.evaluation.verify import wice_query, wice_sentences
+from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.evaluation.verify import LEVELS, META_PREFIX, wice_query
 from side.training.trainset import SCIFACT_CORPUS, SCIFACT_TRAIN, WICE_TRAIN
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 
-__all__ = ["verdicts", "signal_matrix", "fit_combiner", "choose_thresholds"]
+__all__ = [
+    "REPORT_PRECISION", "verdicts", "signal_matrix", "fit_combiner", "LevelItem", "supported_part",
+    "level_items", "Signals", "level_signals", "choose_cuts", "choose_report_threshold", "choose_levels",
+]
 
 log = logging.getLogger(__name__)
+
+#: Precision of "not supported" the talk-page report's cut must keep on the train construction.
+REPORT_PRECISION = 0.9
+#: A supported variant keeps at least this many word tokens of the sub-claim (else it is skipped).
+MIN_SUPPORTED_TOKENS = 3
 
 
 def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
@@ -79,15 +108,16 @@ def signal_matrix(verifier: Verifier, items: list) -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
-def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13) -> Combiner:
-    """Fit the logistic combiner on WiCE train and SciFact train signals."""
+def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13, cache: Path | None = None) -> Combiner:
+    """Fit the logistic combiner on WiCE train and SciFact train signals (cached under ``cache``)."""
     from sklearn.linear_model import LogisticRegression
 
     data_dir = Path(data_dir)
     rng = random.Random(seed)
     wice_items, wice_labels = _wice_items(data_dir, rng)
     sci_items, sci_labels = _scifact_items(data_dir)
-    x = signal_matrix(verifier, wice_items + sci_items)
+    items = wice_items + sci_items
+    x = level_signals(verifier, items, cache).features if cache else signal_matrix(verifier, items)
     y = np.array(wice_labels + sci_labels)
     mean, scale = x.mean(0), x.std(0) + 1e-6
     model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000, random_state=seed)
@@ -98,11 +128,240 @@ def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13) -> Co
     return Combiner(mean.tolist(), scale.tolist(), model.coef_[0].tolist(), float(model.intercept_[0]), info=info)
 
 
-def choose_thresholds(verifier: Verifier, wice_dev: str | Path) -> dict[str, float]:
-    """Scores under which 50% (flag) and 15% (report) of not_supported dev claims fall."""
-    claims = load_wice(wice_dev)
-    items = [(wice_query(c), wice_sentences(c)) for c in claims]
-    scores = np.array([v.score for v in verdicts(verifier, items, "dev thresholds")])
-    bad = np.sort(scores[np.array([c.label == "not_supported" for c in claims])])
-    pick = lambda share: float(bad[max(0, int(np.ceil(share * len(bad))) - 1)])
-    return {"flag_threshold": pick(0.5), "report_threshold": pick(0.15)}
+@dataclass(frozen=True)
+class LevelItem:
+    """One (claim, source) of the three-level train construction."""
+
+    query: Query
+    sentences: tuple[str, ...]
+    level: VerdictLevel
+    #: The WiCE claim the sub-claim comes from: its sub-claims share a page, so folds split by it.
+    group: str
+    #: How the item was built: "page", "supported_part", "stripped_page", "other_page".
+    kind: str
+
+
+_SPACE_BEFORE = re.compile(r"\s+([.,;:!?%)\]'’])")
+_DANGLING = re.compile(r"\s*[,;:]+(?=\s*([.!?]|$))|^[\s,;:.]+")
+
+
+def supported_part(claim: str, tokens: Sequence[str], unsupported: Sequence[bool]) -> str:
+    """The claim without the tokens WiCE marks unsupported, spaced as in the claim.
+
+    Tokens are found in order in the claim so that "ex-pats" stays one word; punctuation left
+    dangling by a removed word (a comma before the final period) is dropped.
+    """
+    out: list[str] = []
+    cursor, space = 0, False
+    for token, bad in zip(tokens, unsupported, strict=True):
+        start = claim.find(token, cursor)
+        if start < 0:  # tokenisation that does not match the text: fall back to spaced tokens
+            start, gap = cursor, " "
+        else:
+            gap = claim[cursor:start]
+            cursor = start + len(token)
+        space = space or bool(gap.strip() == "" and gap)
+        if not bad:
+            out.append((" " if space and out else "") + token)
+            space = False
+    text = _SPACE_BEFORE.sub(r"\1", "".join(out))
+    return re.sub(r"\s{2,}", " ", _DANGLING.sub("", text)).strip()
+
+
+def _words(text: str) -> int:
+    return sum(1 for t in re.findall(r"\w+", text))
+
+
+def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> list[LevelItem]:
+    """The three-level construction from WiCE train (and, with ``scifact``, SciFact train) only.
+
+    SciFact train, when asked for: a cited abstract with a SUPPORT rationale is supported, one
+    without any rationale or with a REFUTE one is not supported (the claim is not backed).
+    """
+    data_dir = Path(data_dir)
+    rng = random.Random(seed)
+    records = list(read_jsonl(data_dir / WICE_TRAIN))
+    pages = [tuple(s.removeprefix(META_PREFIX) for s in r.get("evidence", [])) for r in records]
+    items: list[LevelItem] = []
+    for n, rec in enumerate(records):
+        meta = rec.get("meta", {})
+        group = str(meta.get("id", n)).split("-")[0]
+        title, section = meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip(".")
+        context = meta.get("claim_context", "") or ""
+        query = Query(rec["claim"], title, section, context)
+        page = pages[n]
+        items.append(LevelItem(query, page, VerdictLevel.PARTIALLY_SUPPORTED, group, "page"))
+        part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"])
+        if _words(part) >= MIN_SUPPORTED_TOKENS:
+            items.append(LevelItem(Query(part, title, section, context), page, VerdictLevel.SUPPORTED, group,
+                                   "supported_part"))
+        gold = {i for group_ in rec.get("supporting_sentences", []) for i in group_}
+        near = {j for i in gold for j in (i - 1, i, i + 1)}
+        stripped = tuple(s for i, s in enumerate(page) if i not in near)
+        if gold and stripped:
+            items.append(LevelItem(query, stripped, VerdictLevel.NOT_SUPPORTED, group, "stripped_page"))
+        if n % 3 == 0:  # a page read moments ago (its embeddings are still cached), for another claim
+            other = next((pages[m] for m in range(n - 1 - rng.randrange(8), -1, -1) if pages[m] != page), None)
+            if other:
+                items.append(LevelItem(query, other, VerdictLevel.NOT_SUPPORTED, group, "other_page"))
+    if scifact:
+        items += _scifact_level_items(data_dir)
+    return items
+
+
+def _scifact_level_items(data_dir: Path) -> list[LevelItem]:
+    corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
+    items = []
+    for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
+        for doc_id in claim.cited_doc_ids:
+            if doc_id in corpus:
+                sets = claim.evidence.get(doc_id, [])
+                level = (VerdictLevel.SUPPORTED if sets and sets[0]["label"] == "SUPPORT"
+                         else VerdictLevel.NOT_SUPPORTED)
+                items.append(LevelItem(Query(claim.claim), tuple(corpus[doc_id].sentences), level,
+                                       f"scifact{claim.id}", "scifact"))
+    return items
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the verifier computed for each item, enough to refit and re-cut without rerunning it."""
+
+    #: One row of :data:`FEATURES` per item.
+    features: np.ndarray
+    #: The zero-shot baselines' scores: BM25-max and MiniLM max-cosine over the source's sentences.
+    bm25_max: np.ndarray
+    cosine_max: np.ndarray
+    #: The verifier's reason when it could not score an item ("empty source"...), else "".
+    reasons: list[str]
+
+
+def _cache_key(verifier: Verifier, items: Sequence[Any]) -> str:
+    digest = hashlib.sha256()
+    weights = Path(verifier.cross_encoder.model_dir) / "verifier.safetensors"
+    digest.update(weights.read_bytes() if weights.is_file() else str(weights).encode())
+    digest.update(str(verifier.cross_encoder.precision).encode())
+    for item in items:
+        query, sentences = (item.query, item.sentences) if isinstance(item, LevelItem) else item
+        digest.update(json.dumps([query.claim, query.title, query.section, query.context, list(sentences)]).encode())
+    return digest.hexdigest()[:16]
+
+
+def level_signals(verifier: Verifier, items: Sequence[Any], cache: Path | None = None, batch: int = 16) -> Signals:
+    """The verifier's signals and the baselines' scores for (query, sentences) or :class:`LevelItem` s.
+
+    With ``cache`` (a folder), a run over the same weights, precision and items is read back.
+    """
+    path = cache / f"signals-{_cache_key(verifier, items)}.npz" if cache else None
+    if path and path.is_file():
+        data = np.load(path)
+        return Signals(data["features"], data["bm25_max"], data["cosine_max"], [str(r) for r in data["reasons"]])
+    from tqdm import tqdm
+
+    pairs = [(i.query, list(i.sentences)) if isinstance(i, LevelItem) else i for i in items]
+    features, bm25, cosine, reasons = [], [], [], []
+    for start in tqdm(range(0, len(pairs), batch), desc="verifier signals", unit="batch"):
+        for item in verifier.run(pairs[start : start + batch]):
+            verdict = item.decided
+            features.append([verdict.signals.get(f, 0.0) for f in FEATURES])
+            bm25.append(item.selection.max_bm25 if item.selection else 0.0)
+            cosine.append(item.selection.max_cosine if item.selection else 0.0)
+            reasons.append(verdict.reason if verdict.level is VerdictLevel.CANNOT_CHECK else "")
+    signals = Signals(np.array(features, dtype=np.float64).reshape(-1, len(FEATURES)), np.array(bm25, dtype=np.float64),
+                      np.array(cosine, dtype=np.float64), reasons)
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, features=signals.features, bm25_max=signals.bm25_max, cosine_max=signals.cosine_max,
+                 reasons=np.array(reasons, dtype=str))
+    return signals
+
+
+def _candidate_cuts(score: np.ndarray, most: int = 200) -> np.ndarray:
+    """Midpoints between sorted distinct scores (thinned to ``most`` quantiles), plus the extremes."""
+    values = np.unique(score)
+    if len(values) > most:
+        values = np.unique(np.quantile(values, np.linspace(0, 1, most)))
+    mids = (values[1:] + values[:-1]) / 2
+    return np.concatenate([[values[0] - 1e-9], mids, [values[-1] + 1e-9]])
+
+
+def choose_cuts(score: np.ndarray, levels: Sequence[str]) -> tuple[float, float, float]:
+    """The (supported, not_supported) cuts with the best macro-F1 over three levels, and that F1.
+
+    ``score >= supported`` is supported, ``score < not_supported`` not supported, partially
+    supported between (as :class:`~side.verify.levels.LevelThresholds`). Ties keep the first
+    pair found, lowest cuts first.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    gold = np.array([LEVELS.index(level) for level in levels])
+    cuts = _candidate_cuts(score)
+    best = (-1.0, float(cuts[0]), float(cuts[0]))
+    for i, low in enumerate(cuts):
+        for high in cuts[i:]:
+            predicted = np.where(score >= high, 0, np.where(score >= low, 1, 2))
+            f1 = _macro_f1(gold, predicted)
+            if f1 > best[0]:
+                best = (f1, float(high), float(low))
+    return best[1], best[2], best[0]
+
+
+def _macro_f1(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """Macro-F1 over the three levels for integer codes (the index in :data:`LEVELS`)."""
+    matrix = np.bincount(gold * 3 + predicted, minlength=9).reshape(3, 3)
+    tp = np.diag(matrix)
+    denominator = matrix.sum(0) + matrix.sum(1)
+    return float(np.mean(np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), 0.0)))
+
+
+def choose_report_threshold(score: np.ndarray, levels: Sequence[str],
+                            precision: float = REPORT_PRECISION) -> dict[str, float]:
+    """The highest cut under which "not supported" keeps ``precision``, with its precision and recall.
+
+    Scores are scanned from the lowest up; the cut is placed just above the last score where the
+    running precision still reaches ``precision`` (0.0, no report, if it never does).
+    """
+    score = np.asarray(score, dtype=np.float64)
+    negative = np.array([lv == VerdictLevel.NOT_SUPPORTED for lv in levels])
+    order = np.argsort(score, kind="stable")
+    hits = np.cumsum(negative[order])
+    shown = np.arange(1, len(order) + 1)
+    running = hits / shown
+    distinct = np.r_[score[order][1:] != score[order][:-1], True]  # a cut can only fall between scores
+    ok = np.flatnonzero((running >= precision) & distinct)
+    if not len(ok):
+        return {"report_threshold": 0.0, "precision": float("nan"), "recall": 0.0}
+    last = int(ok[-1])
+    above = score[order][last + 1] if last + 1 < len(order) else score[order][last] + 1e-4
+    cut = float((score[order][last] + above) / 2)
+    return {"report_threshold": cut, "precision": float(running[last]),
+            "recall": float(hits[last] / max(1, negative.sum()))}
+
+
+def choose_levels(combiner: Combiner, signals: Signals, items: Sequence[LevelItem]) -> dict[str, Any]:
+    """Set ``combiner``'s level and report cuts from the train construction; return what was chosen.
+
+    Items the verifier could not score (cannot check) are left out. The baselines' cuts are
+    chosen on the same items and kept in ``combiner.info["baseline_levels"]``.
+    """
+    keep = np.array([not r for r in signals.reasons])
+    levels = [i.level.value for i, k in zip(items, keep, strict=True) if k]
+    score = np.array([combiner.score(dict(zip(FEATURES, row, strict=True))) for row in signals.features[keep]])
+    supported, not_supported, f1 = choose_cuts(score, levels)
+    report = choose_report_threshold(score, levels)
+    combiner.flag_threshold = round(supported, 4)
+    combiner.not_supported_threshold = round(not_supported, 4)
+    combiner.report_threshold = round(min(report["report_threshold"], not_supported), 4)
+    baselines = {}
+    for name, values in (("baseline_bm25_max", signals.bm25_max), ("baseline_minilm_max_cosine", signals.cosine_max)):
+        high, low, base_f1 = choose_cuts(values[keep], levels)
+        baselines[name] = {"supported": round(high, 4), "not_supported": round(low, 4), "train_macro_f1": base_f1}
+    counts = {level: levels.count(level) for level in LEVELS}
+    chosen = {
+        "train_items": counts, "train_macro_f1": f1,
+        "report": {"precision": report["precision"], "recall": report["recall"], "target": REPORT_PRECISION},
+    }
+    combiner.info["levels"] = chosen
+    combiner.info["baseline_levels"] = baselines
+    return {**chosen, "flag_threshold": combiner.flag_threshold,
+            "not_supported_threshold": combiner.not_supported_threshold,
+            "report_threshold": combiner.report_threshold, "baseline_levels": baselines}

@@ -198,7 +198,8 @@ class Combiner:
     intercept: float
     #: Below it a claim is not fully supported (partially or not supported): flagged for review.
     flag_threshold: float = 0.5
-    #: High-precision cut, for reports posted on talk pages.
+    #: High-precision cut, for reports posted on talk pages ("not supported" at least 90% precise on
+    #: the train construction of ``side.training.calibration.level_items``).
     report_threshold: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
     #: Below it a claim is not supported (None: the same as ``flag_threshold``).
@@ -350,7 +351,9 @@ class Verifier:
             for i in order[:MAX_EVIDENCE]
         )
         label = VerdictLabel(LABELS[int(np.argmax(probs[best]))])
-        if label == VerdictLabel.SUPPORTS and score < self.flag_threshold:
+        # The model's SUPPORTS stands unless the calibrated score says not supported (a partially
+        # supported claim keeps it: SciFact-style evaluation reads this label, people read the level).
+        if label == VerdictLabel.SUPPORTS and score < self.levels.not_supported:
             label = VerdictLabel.NOT_ENOUGH_INFO
         if signals["ce_refute"] > 0.5 and signals["ce_refute"] > signals["ce_support"]:
             label = VerdictLabel.REFUTES
