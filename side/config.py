@@ -131,6 +131,9 @@ class ServiceConfig:
     #: option file: mysql+pymysql://host/dbname?read_default_file=~/replica.my.cnf
     database_url: str = ""
     queue: str = "side"
+    #: Queue of the corpus ingestion jobs (``side-worker --ingest``): every readable source a
+    #: check reads joins the evidence corpus, indexed apart so checks never wait for it.
+    ingest_queue: str = "side-ingest"
     #: A job running longer than this is stopped and kept in the failed-job registry.
     job_timeout_s: int = 900
     #: Retries of a failed job (backoff doubles from retry_backoff_s).
@@ -220,6 +223,11 @@ class Config:
     @property
     def index_dir(self) -> Path:
         return Path(self.var_dir) / "index"
+
+    @property
+    def ingest_spool_dir(self) -> Path:
+        """Documents read by checks, waiting for the ingest worker to index them."""
+        return Path(self.var_dir) / "ingest"
 
     @property
     def milvus_uri(self) -> str:

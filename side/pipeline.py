@@ -35,7 +35,7 @@ from side.verify.verifier import Evidence, Query, Verdict, Verifier
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "SourceCopy", "Suggestion",
     "Result", "ArticleResults", "SourceLoader", "Readable", "checkable", "ReadPlan", "LoadedSource",
-    "CheckSources", "make_source_loader", "Pipeline", "claim_query",
+    "CheckSources", "make_source_loader", "Pipeline", "claim_query", "ReadSource", "ReadSink",
 ]
 
 if TYPE_CHECKING:
@@ -200,6 +200,8 @@ class ArticleResults:
     title: str
     results: list[Result]
     seconds: float = 0.0
+    #: The sources fetched and readable in this check (what joins the evidence corpus).
+    sources: list[ReadSource] = field(default_factory=list, repr=False)
 
     def ordered(self) -> list[Result]:
         """Most likely failed verification first; unscored citations last."""
@@ -276,6 +278,35 @@ class ReadPlan:
 
 
 @dataclass(frozen=True)
+class ReadSource:
+    """A copy of a cited source that was read and judged readable (never a "cannot check"
+    page): what a check hands to the evidence corpus, so the corpus grows from every source
+    Side reads (see :mod:`side.retrieval.ingest`)."""
+
+    #: The URL as cited.
+    cited_url: str
+    #: The URL actually read (after redirects; a snapshot's URL for an archived copy).
+    url: str
+    title: str
+    text: str
+    sentences: tuple[str, ...] = ()
+    #: The page's published date when the fetcher found one, else "".
+    date: str = ""
+    #: When the copy was fetched (ISO 8601).
+    fetched_at: str = ""
+    copy: SourceCopy = SourceCopy.LIVE
+
+    @classmethod
+    def of(cls, cited_url: str, copy: SourceCopy, source: Source) -> ReadSource:
+        return cls(cited_url, source.final_url or source.url, source.title or "", source.text,
+                   tuple(source.sentences), source.date or "", source.fetched_at or "", copy)
+
+
+#: Told of each readable source a check read (the corpus ingestion's producer, in a worker).
+ReadSink = Callable[[ReadSource], object]
+
+
+@dataclass(frozen=True)
 class LoadedSource:
     """A cited source as loaded for a check: its sentences, or why there are none, and which
     copy of it was read."""
@@ -289,6 +320,8 @@ class LoadedSource:
     url: str = ""
     #: Why this copy and not the live page at first try ("" when it was).
     fallback: str = ""
+    #: The copy read, when one was fetched and readable (None for corpus documents and failures).
+    read: ReadSource | None = field(default=None, compare=False, repr=False)
 
     def as_tuple(self) -> tuple[SourceStatus, list[str], str, str]:
         """The :data:`SourceLoader` shape: (status, sentences, title, error)."""
@@ -386,7 +419,7 @@ class CheckSources:
                 notes.append(f"{_COPY_NAMES[copy]}: {exc}" if len(copies) > 1 else str(exc))
                 continue
             return LoadedSource(SourceStatus.FETCHED, tuple(source.sentences), source.title or "", "", copy,
-                                source.final_url, "; ".join(notes))
+                                source.final_url, "; ".join(notes), ReadSource.of(plan.url, copy, source))
         if cannot_check:  # something was read, and it was not the cited document
             return LoadedSource(SourceStatus.CANNOT_CHECK, error="; ".join(notes))
         return LoadedSource(SourceStatus.UNAVAILABLE, error="; ".join(notes))
@@ -482,8 +515,10 @@ class Pipeline:
         loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable)
         return cls(verifier, retriever, loader, candidates=candidates)
 
-    def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None) -> list[Result]:
-        results = self._source_results(claims)
+    def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None,
+                      on_read: ReadSink | None = None) -> list[Result]:
+        """Results for ``claims``; ``on_read`` is told of each source fetched and readable."""
+        results = self._source_results(claims, on_read)
         hits = self._retrieve(claims)
         for start in range(0, len(claims), 8):
             self._score(results[start : start + 8], hits[start : start + 8])
@@ -497,10 +532,11 @@ class Pipeline:
 
         started = time.monotonic()
         claims = extract_claims(wikitext, title, context_words)
-        results = self.verify_claims(claims, progress)
-        return ArticleResults(title, results, time.monotonic() - started)
+        read: list[ReadSource] = []
+        results = self.verify_claims(claims, progress, read.append)
+        return ArticleResults(title, results, time.monotonic() - started, read)
 
-    def _source_results(self, claims: list[Claim]) -> list[Result]:
+    def _source_results(self, claims: list[Claim], on_read: ReadSink | None = None) -> list[Result]:
         """A Result per claim with its cited source loaded; each distinct URL is loaded once, all
         of them together when the loader can (:meth:`CheckSources.load_plans`)."""
         results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
@@ -509,6 +545,10 @@ class Pipeline:
             if claim.citation.url:
                 cited.setdefault(claim.citation.url, []).append(claim.citation)
         loaded = self._load(cited)
+        if on_read is not None:
+            for source in loaded.values():
+                if source.read is not None:
+                    on_read(source.read)
         for result in results:
             url = result.claim.citation.url
             if url:

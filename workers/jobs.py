@@ -5,6 +5,12 @@ the Results go back to it as they are. The verifier and
 the evidence index are loaded once per worker process (:func:`set_context`, called by
 ``side-worker`` before it takes jobs), never per job.
 
+Every readable source a check read is handed to the context's ``ingest`` (a
+:class:`service.ingest.Ingestor`) before the results are stored: it spools each one and queues
+an ingest job, so the evidence corpus grows from every check without the check waiting for
+indexing (:mod:`workers.ingest`). Spooling before ``finish`` means a worker killed in between
+has its check retried, and the sources read again, rather than lost to the corpus.
+
 ``run_check`` is idempotent: a check already done returns at once, and ``Store.finish``
 replaces a check's results in one transaction, so a job that RQ runs twice (a retry after a
 worker was killed, a duplicate delivery) never duplicates rows. On failure the store row is
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,7 +37,7 @@ from rq.timeouts import JobTimeoutException
 
 from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
-from side.pipeline import Pipeline
+from side.pipeline import Pipeline, ReadSource
 from side.sources.batch import call_with_deadline
 
 log = logging.getLogger(__name__)
@@ -64,6 +70,8 @@ class WorkerContext:
 
     store: Store
     pipeline: Pipeline
+    #: Hands the readable sources of a check to the evidence corpus (None: the corpus does not grow).
+    ingest: Callable[[Iterable[ReadSource]], object] | None = None
 
 
 _context: WorkerContext | None = None
@@ -120,6 +128,16 @@ def _will_retry(exc: BaseException) -> bool:
     return job.should_retry
 
 
+def _hand_to_corpus(context: WorkerContext, check_id: str, read: list[ReadSource]) -> None:
+    """Spool and queue the sources read for the corpus; a failure there never fails the check."""
+    if context.ingest is None or not read:
+        return
+    try:
+        context.ingest(read)
+    except Exception:  # noqa: BLE001 - e.g. a full disk: the check's results still count
+        log.exception("check %s: could not hand %d sources to the evidence corpus", check_id, len(read))
+
+
 def run_check(check_id: str) -> dict[str, Any]:
     """Check all claims of ``check_id`` and store the results; returns a small summary."""
     context = get_context()
@@ -133,7 +151,9 @@ def run_check(check_id: str) -> dict[str, Any]:
     record = store.start(check_id)
     started = time.monotonic()
     try:
-        outcomes = context.pipeline.verify_claims(record.claims)
+        read: list[ReadSource] = []
+        outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
+        _hand_to_corpus(context, check_id, read)
         done = store.finish(check_id, outcomes, time.monotonic() - started)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -3,6 +3,7 @@
     side-worker                       # the queue and Redis of side.toml / SIDE_SERVICE_*
     side-worker --burst               # run what is queued, then exit
     side-worker --name gpu1 --max-jobs 500
+    side-worker --ingest              # the corpus ingestion queue (service.ingest_queue)
 
 Why a non-forking worker: RQ's default worker forks a child per job, which would reload the
 model per job (or fork a process that holds CUDA state, which CUDA does not survive). Side's
@@ -18,6 +19,11 @@ model, and adds what SimpleWorker lacks:
   their job without running our code (abandoned by a dead worker), so no check stays
   ``running`` forever;
 - a work loop that survives Redis restarts: the model stays loaded while Redis comes back.
+
+``--ingest`` runs the ingest queue instead (:mod:`workers.ingest`): it loads only the passage
+encoder, adds the sources that checks read to the evidence corpus, and its maintenance pass
+queues again the spooled documents that have no job (:func:`service.ingest.requeue_spooled`).
+A check worker hands its sources to that queue unless started with ``--no-ingest``.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
 from service.health import failure_reason
+from service.ingest import get_ingest_queue, requeue_spooled
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
 from side.config import Config, ServiceConfig, load_config
@@ -91,9 +98,11 @@ class SideWorker(SimpleWorker):
     """A SimpleWorker with heartbeats during jobs, a threaded scheduler and store reconciliation."""
 
     def __init__(self, *args: Any, store: Any = None, service: ServiceConfig | None = None,
-                 requeue_after_s: float = REQUEUE_AFTER_S, **kwargs: Any) -> None:
+                 requeue_after_s: float = REQUEUE_AFTER_S, spool: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.store = store
+        #: The ingest spool, on an ingest worker: maintenance queues again what lost its job.
+        self.spool = spool
         self.service = service
         self.requeue_after_s = requeue_after_s
         self.jobs_done = 0
@@ -180,14 +189,17 @@ class SideWorker(SimpleWorker):
     def run_maintenance_tasks(self) -> None:
         """RQ's cleanup, then the store brought in line with what Redis knows (and lost)."""
         super().run_maintenance_tasks()
-        if self.store is None or self.service is None:
+        if (self.store is None and self.spool is None) or self.service is None:
             return
         for queue in self.queues:
             if not queue.acquire_maintenance_lock():  # one worker at a time reconciles
                 continue
             try:
-                mark_failed_checks(self.store, queue)
-                requeue_lost(self.store, queue, self.service, self.requeue_after_s)
+                if self.spool is not None:
+                    requeue_spooled(self.spool, queue, self.service, self.requeue_after_s)
+                if self.store is not None:
+                    mark_failed_checks(self.store, queue)
+                    requeue_lost(self.store, queue, self.service, self.requeue_after_s)
             except Exception as exc:  # noqa: BLE001 - the store may be down; the next pass retries
                 log.warning("store reconciliation skipped: %s", exc)
             finally:
@@ -232,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-jobs", type=int, metavar="N", help="exit after N jobs (let a supervisor restart)")
     p.add_argument("--index", type=Path, help="evidence index directory (default: var/index when built)")
     p.add_argument("--no-index", action="store_true", help="no corpus suggestions (score cited sources only)")
+    p.add_argument("--ingest", action="store_true", help="run the corpus ingestion queue (service.ingest_queue): "
+                   "add the sources checks read to the evidence index (--index, default var/index)")
+    p.add_argument("--no-ingest", action="store_true", help="do not hand the sources a check reads to the "
+                   "evidence corpus")
     p.add_argument("--heartbeat", type=int, default=DEFAULT_HEARTBEAT_S, metavar="S",
                    help=f"seconds between heartbeats during a job (default {DEFAULT_HEARTBEAT_S}); "
                    "a worker silent for 3x this is taken for dead and its job retried")
@@ -280,11 +296,45 @@ def load_pipeline(config: Config, args: argparse.Namespace):
     return pipeline
 
 
+def load_ingest_context(config: Config, args: argparse.Namespace):
+    """What an ingest worker keeps loaded: the passage encoder, the index and spool folders."""
+    from side.retrieval.encoder import shared_encoder
+    from side.retrieval.ingest import IngestSpool
+    from workers.ingest import IngestContext
+
+    milvus = None
+    if config.retrieval.backend == "milvus":
+        from side.retrieval.milvus import MilvusSettings
+
+        milvus = MilvusSettings.from_config(config)
+    started = time.monotonic()
+    encoder = shared_encoder(config.verifier.device)
+    log.info("loaded the passage encoder in %.1f s", time.monotonic() - started)
+    return IngestContext(Path(args.index or config.index_dir), IngestSpool(config.ingest_spool_dir), encoder,
+                         config.retrieval.backend, milvus, config.retrieval.passage_words,
+                         config.retrieval.passage_stride, config.retrieval.faiss_index)
+
+
+def make_ingestor(config: Config, connection: redis.Redis):
+    """The check worker's hand-over of the sources it reads to the ingest queue."""
+    from service.ingest import Ingestor, get_ingest_queue
+    from side.retrieval.ingest import IngestSpool
+
+    return Ingestor(IngestSpool(config.ingest_spool_dir), get_ingest_queue(connection, config.service),
+                    config.service)
+
+
 def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any,
                 name: str) -> SideWorker:
-    queue = get_queue(connection, config.service)
+    spool = None
+    if getattr(args, "ingest", False):
+        from side.retrieval.ingest import IngestSpool
+
+        queue, spool = get_ingest_queue(connection, config.service), IngestSpool(config.ingest_spool_dir)
+    else:
+        queue = get_queue(connection, config.service)
     return SideWorker([queue], connection=connection, name=name, serializer=JSONSerializer, store=store,
-                      service=config.service, requeue_after_s=args.requeue_after,
+                      service=config.service, requeue_after_s=args.requeue_after, spool=spool,
                       job_monitoring_interval=args.heartbeat, maintenance_interval=args.maintenance,
                       worker_ttl=max(20, args.maintenance + 15))
 
@@ -344,9 +394,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from side.sources.netguard import AllowList
 
         AllowList.parse(config.fetch.allow_hosts)  # a malformed entry stops the worker here, not each fetch
-        if args.queue:
+        if args.ingest and args.no_ingest:
+            raise SideError("--ingest and --no-ingest exclude each other")
+        if args.queue and args.ingest:
+            config.service.ingest_queue = args.queue
+        elif args.queue:
             config.service.queue = args.queue
         connection = redis_connection(config.service.redis_url)
+        if args.ingest:
+            return _serve_ingest(config, args, connection)
         from service.store import Store
 
         store = Store.open(config.database_url)
@@ -354,7 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"side-worker: error: {exc}", file=sys.stderr)
         return 2
     try:
-        set_context(WorkerContext(store=store, pipeline=load_pipeline(config, args)))
+        set_context(WorkerContext(store=store, pipeline=load_pipeline(config, args),
+                                  ingest=None if args.no_ingest else make_ingestor(config, connection)))
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)
         print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "
@@ -369,6 +426,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         store.close()
+
+
+def _serve_ingest(config: Config, args: argparse.Namespace, connection: redis.Redis) -> int:
+    """``side-worker --ingest``: load the encoder, then run ingest jobs (no store, no verifier)."""
+    from workers.ingest import set_ingest_context
+
+    try:
+        set_ingest_context(load_ingest_context(config, args))
+    except Exception as exc:  # noqa: BLE001 - one line, as for the verifier
+        log.debug("encoder load failed", exc_info=True)
+        print(f"side-worker: error: cannot load the passage encoder: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    log.info("ingest queue %r into %s; spool %s", config.service.ingest_queue, args.index or config.index_dir,
+             config.ingest_spool_dir)
+    try:
+        return serve(config, args, connection, None)
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""``side index build|info`` and ``side search``: build the evidence index, look things up in it.
+"""``side index build|info|stats`` and ``side search``: build the evidence index, look things up in it.
+
+``side index stats`` says how big the corpus is and how it grows (documents added per day by
+fetch time, as sources read by checks join it: :mod:`side.retrieval.ingest`) and from where.
 
 ``side index build --demo`` indexes the WiCE cited pages and the saved English news pages of
 the shared web fixtures, enough to try Side's suggestions offline. Passages of the demo do not overlap
@@ -23,7 +26,7 @@ from side.errors import InputError
 
 __all__ = [
     "DATASETS", "DEMO_MAX_WORDS", "DEMO_WEB_PAGES", "add_backend_argument", "register", "run_build",
-    "truncate_document", "run_demo_article", "run_info", "run_search", "open_retriever", "milvus_settings",
+    "truncate_document", "run_demo_article", "run_info", "run_stats", "run_search", "open_retriever", "milvus_settings",
 ]
 
 if TYPE_CHECKING:
@@ -95,6 +98,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     info.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
     add_backend_argument(info)
     info.set_defaults(func=run_info)
+    stats = commands.add_parser("stats", help="corpus size, growth per day and top domains")
+    stats.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
+    stats.add_argument("--days", type=int, default=14, help="days of growth to show, latest last (default 14; "
+                       "0: all)")
+    stats.add_argument("--top", type=int, default=10, help="domains to name (default 10)")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=run_stats)
 
     demo = commands.add_parser(
         "demo-article", help="write a demo article of real WiCE claims citing pages of the demo index",
@@ -196,7 +206,7 @@ def truncate_document(document: Document, max_words: int) -> Document:
         kept.append(sentence)
         total += count_words(sentence)
     return Document(document.doc_id, document.url, document.title, "\n".join(kept), tuple(kept),
-                    document.fetched_at)
+                    document.fetched_at, document.date)
 
 
 def run_demo_article(args: argparse.Namespace, config: Config) -> int:
@@ -227,6 +237,30 @@ def run_info(args: argparse.Namespace, config: Config) -> int:
     print(f"index {out}")
     for key in keys:
         print(f"  {key}: {meta.get(key)}")
+    return 0
+
+
+def run_stats(args: argparse.Namespace, config: Config) -> int:
+    from side.retrieval.ingest import corpus_stats
+
+    if args.days < 0 or args.top < 0:
+        raise InputError("--days and --top must be 0 or more")
+    out = args.out or config.index_dir
+    stats = corpus_stats(out, top=args.top, days=args.days)
+    if args.json:
+        print(json.dumps(stats.to_dict(), indent=1))
+        return 0
+    print(f"corpus {out}: {stats.documents} documents, {stats.passages} passages")
+    print(f"added per day (by fetch time; {stats.unfetched} documents from datasets have none):")
+    for day, n in stats.per_day:
+        print(f"  {day}: {n}")
+    if not stats.per_day:
+        print("  none yet")
+    print(f"top domains ({stats.not_web} documents have no web URL):")
+    for domain, n in stats.domains:
+        print(f"  {domain}: {n}")
+    if not stats.domains:
+        print("  none")
     return 0
 
 

@@ -53,7 +53,8 @@ def sha1(text: str) -> str:
 @dataclass(frozen=True)
 class Document:
     """One source page. ``sentences`` may be given when the data is already split (datasets);
-    ``fetched_at`` says when a page fetched from the web was read (ISO 8601, "" for datasets)."""
+    ``fetched_at`` says when a page fetched from the web was read (ISO 8601, "" for datasets),
+    ``date`` when it was published, if the fetcher found that ("" otherwise)."""
 
     doc_id: str
     url: str
@@ -61,6 +62,7 @@ class Document:
     text: str
     sentences: tuple[str, ...] = field(default=(), compare=False)
     fetched_at: str = field(default="", compare=False)
+    date: str = field(default="", compare=False)
 
     @property
     def content_hash(self) -> str:
@@ -78,7 +80,7 @@ class Document:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Document:
         return cls(str(data["doc_id"]), data.get("url", ""), data.get("title", ""), data.get("text", ""),
-                   tuple(data.get("sentences") or ()), str(data.get("fetched_at") or ""))
+                   tuple(data.get("sentences") or ()), str(data.get("fetched_at") or ""), str(data.get("date") or ""))
 
 
 @dataclass(frozen=True)
