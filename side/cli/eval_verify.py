@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--setting", choices=("oracle", "open", "both"), default="both",
                    help="SciFact: gold abstracts, retrieved abstracts (top 3, hybrid), or both")
     p.add_argument("--limit", type=int, help="only the first N claims")
-    p.add_argument("--model", type=Path, help="verifier model directory (default: the shipped one)")
+    p.add_argument("--model", type=Path, help="verifier model directory: Side's own or a Hugging Face checkpoint "
+                   "(default: verifier.model_dir, else the shipped one)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_eval_verify)
 
@@ -60,7 +61,7 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     from side.verify.verifier import Verifier
 
     data = Path(config.data_dir)
-    verifier = Verifier.load(args.model, device=config.verifier.device,
+    verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
                              precision=config.verifier.precision)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}

@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offline", action="store_true", help="never fetch cited URLs (cache and index only)")
     p.add_argument("--candidates", type=int, default=3, help="corpus candidates scored per claim (default 3)")
     p.add_argument("--limit", type=int, help="only the first N citations")
-    p.add_argument("--model", type=Path, help="verifier model directory (default: the shipped one)")
+    p.add_argument("--model", type=Path, help="verifier model directory: Side's own or a Hugging Face "
+                   "sequence-classification checkpoint (default: verifier.model_dir, else the shipped one)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_verify)
 

@@ -9,6 +9,11 @@ Inference sorts pairs by length, pads each batch only to its longest member and 
 (``side.verify.precision``). The shipped weights hold only what training
 changed: the (frozen) word embeddings come from the offline all-MiniLM-L6-v2 package, which keeps
 the file in the repository small.
+
+Any Hugging Face sequence-classification checkpoint (``side export hf`` writes one from Side's
+model; a GPU host may run a larger fact-checking model) loads from its directory instead: its
+config.json's label names are mapped onto Side's three columns, its own tokenizer builds the pairs
+with Side's truncation, and precision and device are chosen as for Side's own model.
 """
 
 from __future__ import annotations
@@ -28,12 +33,13 @@ from side.retrieval.encoder import minilm_path, pick_device
 
 __all__ = [
     "VerdictLabel", "LABELS", "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
-    "build_model", "load_tokenizer", "PairEncoder", "collate", "trainable_state", "CrossEncoder",
+    "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
+    "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "trainable_state", "CrossEncoder",
 ]
 
 if TYPE_CHECKING:
     import torch
-    from transformers import BertForSequenceClassification, PreTrainedTokenizerBase
+    from transformers import BertForSequenceClassification, PreTrainedModel, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,7 @@ class VerdictLabel(StrEnum):
 
 
 LABELS = tuple(label.value for label in VerdictLabel)
+#: Side's columns (of :data:`LABELS`).
 SUPPORTS, REFUTES, NEI = 0, 1, 2
 
 #: Where ``side train verifier`` writes the model shipped with the package.
@@ -60,6 +67,21 @@ META_FILE = "verifier.json"
 #: Share of the token budget the passage may take before the query side is cut.
 PASSAGE_SHARE = 0.6
 
+#: A Hugging Face checkpoint's directory holds this instead of :data:`WEIGHTS_FILE`.
+HF_CONFIG_FILE = "config.json"
+#: Token limit of a checkpoint whose tokenizer names none (BERT-family position limit).
+HF_MAX_LENGTH = 512
+
+#: Label names of NLI and fact-checking checkpoints, normalised by :func:`normalise_label`, and
+#: the column of Side's they mean.
+LABEL_ALIASES = {
+    **dict.fromkeys(("entailment", "entails", "supports", "support", "supported", "true"), SUPPORTS),
+    **dict.fromkeys(("contradiction", "refutes", "refute", "refuted", "false", "not supported"), REFUTES),
+    **dict.fromkeys(("neutral", "not enough info", "nei"), NEI),
+}
+#: The other class of a two-label (support or not) checkpoint, beside one of the aliases above.
+NOT_SUPPORT_ALIASES = ("not entailment", "non entailment")
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -69,6 +91,49 @@ class Pair:
     context: str
     passage: str
     passage_title: str = ""
+
+
+def normalise_label(name: str) -> str:
+    """``"NOT_ENOUGH_INFO"``, ``"Not enough info"`` and ``"not-enough  info"`` alike: lower case,
+    underscores and hyphens as spaces, one space between words."""
+    return " ".join(name.replace("_", " ").replace("-", " ").lower().split())
+
+
+def label_columns(id2label: dict[int, str]) -> list[int]:
+    """Side's column (SUPPORTS, REFUTES or NEI) for each output of a checkpoint, in output order.
+
+    Three labels map one to one. A two-label checkpoint says only whether the passage supports
+    the claim, so its other class is NOT ENOUGH INFO whatever its name (absence of support, not a
+    contradiction) and REFUTES stays 0. Unknown or repeated labels are a :class:`ModelLoadError`.
+    """
+    names = [str(id2label[i]) for i in sorted(id2label)]
+    known = set(LABEL_ALIASES) | set(NOT_SUPPORT_ALIASES)
+    unknown = [n for n in names if normalise_label(n) not in known]
+    if unknown:
+        raise ModelLoadError(
+            f"unknown label(s) {', '.join(map(repr, unknown))} in the checkpoint's id2label; Side reads "
+            "entailment/supports/true, contradiction/refutes/false and neutral/not enough info")
+    columns = [LABEL_ALIASES.get(normalise_label(n), NEI) for n in names]
+    if len(names) == 2 and columns.count(SUPPORTS) == 1:
+        return [SUPPORTS if c == SUPPORTS else NEI for c in columns]
+    if len(names) != 3 or sorted(columns) != [SUPPORTS, REFUTES, NEI]:
+        raise ModelLoadError(
+            f"labels {', '.join(map(repr, names))} do not name one supporting class and, for three labels, "
+            "one refuting and one neutral class")
+    return columns
+
+
+def read_label_map(config_file: Path) -> dict[int, str]:
+    """id2label of a checkpoint's config.json (or label2id inverted), keyed by output index."""
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"cannot read {config_file}: {exc}") from exc
+    if config.get("id2label"):
+        return {int(k): str(v) for k, v in config["id2label"].items()}
+    if config.get("label2id"):
+        return {int(v): str(k) for k, v in config["label2id"].items()}
+    raise ModelLoadError(f"{config_file} names no labels (id2label or label2id); Side cannot tell its classes apart")
 
 
 def build_model(num_labels: int = 3) -> BertForSequenceClassification:
@@ -96,29 +161,79 @@ def load_tokenizer() -> PreTrainedTokenizerBase:
 
 
 class PairEncoder:
-    """Turns Pairs into token ids with Side's truncation rules."""
+    """Turns Pairs into token ids with Side's truncation rules, for any tokenizer.
+
+    The special tokens around the two texts come from the tokenizer's own pair template (learnt
+    once from a probe pair), so a RoBERTa or DeBERTa checkpoint gets ``<s> q </s></s> d </s>`` as it
+    was trained on, while the query is still cut from the left and the passage from the right.
+    """
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase, max_length: int = 256) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
+        #: Written between title, section and context: one special token in every vocabulary
+        #: (BERT's [SEP]; RoBERTa's </s>), as "[SEP]" is in Side's own.
+        self.separator = tokenizer.sep_token or "|"
+        self.template = _pair_template(tokenizer)
+        self.specials = sum(1 for part, _, _ in self.template if part is None)
 
     def _ids(self, texts: list[str]) -> list[list[int]]:
         return self.tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]
 
+    def _query(self, pair: Pair) -> str:
+        text = f"{pair.title} [SEP] {pair.context}" if pair.title else pair.context
+        return text if self.separator == "[SEP]" else text.replace("[SEP]", self.separator)
+
     def encode(self, pairs: list[Pair]) -> list[tuple[list[int], list[int]]]:
         """Token ids and token type ids for each pair, unpadded."""
-        queries = self._ids([f"{p.title} [SEP] {p.context}" if p.title else p.context for p in pairs])
+        queries = self._ids([self._query(p) for p in pairs])
         passages = self._ids([f"{p.passage_title}: {p.passage}" if p.passage_title else p.passage for p in pairs])
-        cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
-        budget = self.max_length - 3
+        budget = self.max_length - self.specials
         out = []
         for q, d in zip(queries, passages, strict=False):
             d = d[: max(int(budget * PASSAGE_SHARE), budget - len(q))]
             q = q[-(budget - len(d)) :] if budget - len(d) > 0 else []
-            ids = [cls, *q, sep, *d, sep]
-            types = [0] * (len(q) + 2) + [1] * (len(d) + 1)
+            ids: list[int] = []
+            types: list[int] = []
+            for part, token, kind in self.template:
+                piece = [token] if part is None else (q if part == 0 else d)
+                ids += piece
+                types += [kind] * len(piece)
             out.append((ids, types))
         return out
+
+
+def _pair_template(tokenizer: PreTrainedTokenizerBase) -> list[tuple[int | None, int, int]]:
+    """The tokenizer's pair layout as (part, token id, token type): part None is a special token,
+    0 the query and 1 the passage (their token id is unused). Read from a probe pair, so it holds
+    for any tokenizer that encodes pairs (BERT: [CLS] q [SEP] d [SEP], types 0 then 1)."""
+    probe = tokenizer("query", "passage", return_token_type_ids=True)
+    try:
+        parts = probe.sequence_ids(0)
+    except ValueError:  # a Python (slow) tokenizer: find the two texts' ids in the pair instead
+        try:
+            parts = _find_parts(tokenizer, probe["input_ids"])
+        except StopIteration:
+            parts = []
+    types = probe.get("token_type_ids") or [0] * len(parts)
+    template: list[tuple[int | None, int, int]] = []
+    for part, token, kind in zip(parts, probe["input_ids"], types, strict=True):
+        if part is None or not template or template[-1][0] != part:
+            template.append((part, token, kind))
+    if [p for p, _, _ in template if p is not None] != [0, 1]:
+        raise ModelLoadError(f"the tokenizer {type(tokenizer).__name__} does not encode a pair of texts")
+    return template
+
+
+def _find_parts(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> list[int | None]:
+    query, passage = tokenizer(["query", "passage"], add_special_tokens=False)["input_ids"]
+    parts: list[int | None] = [None] * len(ids)
+    start = next(i for i in range(len(ids)) if ids[i : i + len(query)] == query)
+    parts[start : start + len(query)] = [0] * len(query)
+    rest = start + len(query)
+    second = next(i for i in range(rest, len(ids)) if ids[i : i + len(passage)] == passage)
+    parts[second : second + len(passage)] = [1] * len(passage)
+    return parts
 
 
 def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0) -> dict[str, torch.Tensor]:
@@ -142,39 +257,93 @@ def trainable_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 class CrossEncoder:
-    """Batched inference with the trained verifier weights."""
+    """Batched inference with the verifier's cross-encoder.
+
+    ``model_dir`` holds either Side's own format (:data:`WEIGHTS_FILE` without the word embeddings,
+    and :data:`META_FILE`) or any Hugging Face sequence-classification checkpoint (a
+    :data:`HF_CONFIG_FILE`, weights and tokenizer files, as ``side export hf`` writes or a larger
+    fact-checking model for a GPU host), read from local files only. A checkpoint's labels map onto
+    Side's columns by name (:func:`label_columns`), so :meth:`predict` always returns
+    SUPPORTS / REFUTES / NOT ENOUGH INFO.
+    """
 
     def __init__(self, model_dir: str | Path | None = None, device: str = "auto",
                  max_length: int | None = None, precision: str = "auto") -> None:
         import torch
-        from safetensors.torch import load_file
 
         from side.verify import precision as numbers
 
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
-        weights = self.model_dir / WEIGHTS_FILE
-        if not weights.is_file():
-            raise ModelLoadError(
-                f"no verifier weights at {weights}; build them with `side train verifier`"
-            )
-        meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
-        self.meta = meta
         self.device = pick_device(device)
         #: fp32, bf16 or int8: what ``precision`` resolved to on this device (side.verify.precision).
         self.precision = numbers.resolve(precision, self.device)
+        weights = self.model_dir / WEIGHTS_FILE
+        if weights.is_file():
+            #: "side" (Side's own files) or "hf" (a Hugging Face checkpoint).
+            self.format = "side"
+            model, tokenizer, self.meta = self._load_side(weights)
+            #: Side's column of each model output (SUPPORTS, REFUTES, NEI).
+            self.columns = [SUPPORTS, REFUTES, NEI]
+        elif (self.model_dir / HF_CONFIG_FILE).is_file():
+            self.format = "hf"
+            model, tokenizer, self.meta = self._load_hf()
+            self.columns = self.meta["columns"]
+        else:
+            raise ModelLoadError(
+                f"no verifier weights at {weights} and no Hugging Face checkpoint ({HF_CONFIG_FILE}) in "
+                f"{self.model_dir}; build them with `side train verifier` or give a directory `side export hf` wrote"
+            )
+        model.eval().to(self.device)
+        self.model = numbers.apply(model, self.precision)
+        self.pairs = PairEncoder(tokenizer, max_length or int(self.meta.get("max_length", 256)))
+        #: The batch keys the model's forward takes (DistilBERT-like models take no token types).
+        self.inputs = tuple(tokenizer.model_input_names)
+        self._torch = torch
+        log.info("cross-encoder %s (%s format, labels %s, %s on %s, %d tokens)", self.model_dir, self.format,
+                 "/".join(self.meta.get("labels", LABELS)), self.precision, self.device, self.pairs.max_length)
+
+    def _load_side(self, weights: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
+        """Side's own files: the trained weights over the offline MiniLM's word embeddings."""
+        from safetensors.torch import load_file
+
+        meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
         model = build_model(len(LABELS))
         state = {k: v.float() for k, v in load_file(str(weights)).items()}
         missing, unexpected = model.load_state_dict(state, strict=False)
         bad = [k for k in missing if "word_embeddings" not in k]
         if bad or unexpected:
             raise ModelLoadError(f"verifier weights do not match the model: {bad[:3]} {unexpected[:3]}")
-        model.eval().to(self.device)
-        self.model = numbers.apply(model, self.precision)
-        self.pairs = PairEncoder(load_tokenizer(), max_length or int(meta.get("max_length", 256)))
-        self._torch = torch
+        return model, load_tokenizer(), meta
+
+    def _load_hf(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
+        """A Hugging Face checkpoint, labels checked before its weights load; fp32 until
+        :func:`side.verify.precision.apply` converts it, whatever dtype it was saved in."""
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        import transformers
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        id2label = read_label_map(self.model_dir / HF_CONFIG_FILE)
+        if sorted(id2label) != list(range(len(id2label))):
+            raise ModelLoadError(f"id2label of {self.model_dir / HF_CONFIG_FILE} does not number its outputs 0..n-1")
+        columns = label_columns(id2label)
+        transformers.logging.set_verbosity_error()
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(self.model_dir), local_files_only=True, dtype=torch.float32)
+            tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelLoadError(f"cannot load the checkpoint in {self.model_dir}: {exc}") from exc
+        if model.config.num_labels != len(columns):
+            raise ModelLoadError(f"{self.model_dir} has {model.config.num_labels} outputs and "
+                                 f"{len(columns)} labels in id2label")
+        limit = tokenizer.model_max_length
+        max_length = limit if 0 < limit <= 4 * HF_MAX_LENGTH else HF_MAX_LENGTH
+        labels = tuple(str(id2label[i]) for i in range(len(columns)))
+        return model, tokenizer, {"format": "hf", "labels": labels, "columns": columns, "max_length": max_length}
 
     def predict(self, pairs: list[Pair], batch_size: int = 32) -> np.ndarray:
-        """Label probabilities, shape (n, 3), in input order."""
+        """Label probabilities, shape (n, 3), in input order, in Side's columns (:data:`LABELS`)."""
         torch = self._torch
         probs = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
         if not pairs:
@@ -185,7 +354,10 @@ class CrossEncoder:
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
-                batch = {k: v.to(self.device) for k, v in collate([encoded[i] for i in idx], pad).items()}
+                batch = {k: v.to(self.device) for k, v in collate([encoded[i] for i in idx], pad).items()
+                         if k in self.inputs}
                 logits = self.model(**batch).logits
-                probs[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+                rows = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+                for output, column in enumerate(self.columns):
+                    probs[idx, column] += rows[:, output]
         return probs

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from side.errors import InputError
-from side.verify.crossencoder import DEFAULT_MODEL_DIR, LABELS, META_FILE, CrossEncoder
+from side.verify.crossencoder import DEFAULT_MODEL_DIR, HF_CONFIG_FILE, LABELS, META_FILE, WEIGHTS_FILE, CrossEncoder
 
 __all__ = [
     "SIDE_CARD_FILE", "CARD_FILE", "BASE_MODEL", "LICENSE", "DATASETS", "TAGS",
@@ -76,6 +76,8 @@ def export_hf(directory: str | Path, model_dir: str | Path | None = None, force:
     directory = Path(directory)
     source = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
     check_target(directory, force, source)
+    if not (source / WEIGHTS_FILE).is_file() and (source / HF_CONFIG_FILE).is_file():
+        raise InputError(f"{source} is already a Hugging Face checkpoint; copy the directory instead")
     # fp32 on the CPU whatever this machine's default: the exported weights are full precision.
     cross = CrossEncoder(source, device="cpu", precision="fp32")
     max_length = cross.pairs.max_length

@@ -269,9 +269,20 @@ class Verifier:
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
              **kwargs: Any) -> Verifier:
+        """The verifier in ``model_dir``: Side's own files or a Hugging Face checkpoint (see CrossEncoder).
+
+        Without a combiner.json (a checkpoint from elsewhere has none) the score is the best
+        SUPPORTS probability and the levels use the default cuts; the log says which.
+        """
         model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         cross = CrossEncoder(model_dir, device=device, precision=precision)
-        return cls(cross, combiner=Combiner.load(model_dir / COMBINER_FILE), **kwargs)
+        combiner = Combiner.load(model_dir / COMBINER_FILE)
+        if combiner is None:
+            log.info("verifier %s (%s format): no usable %s, score = best SUPPORTS probability, default level cuts",
+                     model_dir, cross.format, COMBINER_FILE)
+        else:
+            log.info("verifier %s (%s format): combiner %s", model_dir, cross.format, COMBINER_FILE)
+        return cls(cross, combiner=combiner, **kwargs)
 
     @property
     def flag_threshold(self) -> float:
