@@ -29,9 +29,11 @@ def load_jobs() -> dict[str, dict]:
     return {job["name"]: job for job in yaml.safe_load((DEPLOY / "toolforge" / "jobs.yaml").read_text())}
 
 
-def test_jobs_yaml_runs_the_worker_and_the_bot_as_continuous_jobs():
+def test_jobs_yaml_runs_the_workers_and_the_bot_as_continuous_jobs():
     jobs = load_jobs()
-    assert set(jobs) == {"side-worker", "side-bot"}
+    assert set(jobs) == {"side-worker", "side-ingest", "side-bot"}
+    ingest = worker_parser().parse_args(shlex.split(jobs["side-ingest"]["command"])[1:])
+    assert ingest.ingest and ingest.name is None
     for job in jobs.values():
         assert job["continuous"] is True and job["image"] == "python3.11"
         assert set(job) <= {"name", "image", "command", "continuous", "cpu", "mem", "emails", "filelog",
