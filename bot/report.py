@@ -102,8 +102,13 @@ def _item_text(n: int, item: ReportItem) -> str:
                   f": {external_link(best.url, best.title)} (support score {best.score:.2f})"]
         if best.evidence and best.evidence.text:
             lines.append(f": Evidence: {nowiki(best.evidence.text)}")
+        if best.message:  # one of the article's own sources: reuse its ref
+            lines.append(f": {best.message[:1].upper()}{best.message[1:]}.")
         if best.cite:
             lines.append(f": Ready to paste: <code>{nowiki(best.cite, 1000)}</code>")
+        if best.name_ref:
+            lines.append(f": That source's ref has no name yet; give it this one first: "
+                         f"<code>{nowiki(best.name_ref, 1000)}</code>")
     else:
         lines += ["; Suggested source", (": Side found no better source in its corpus; please look for one "
                                          "or check that the cited page supports the claim.")]

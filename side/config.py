@@ -113,6 +113,9 @@ class VerifierConfig:
     #: Fallback flag threshold where the model has no combiner.json (the shipped one has its
     #: supported cut, chosen on train data).
     flag_threshold: float = 0.5
+    #: Other sources of the same article verified per weak claim, to suggest reusing one that
+    #: supports it (SIDE_VERIFIER_OWN_SOURCES; 0: never).
+    own_sources: int = 3
     device: str = "auto"
     #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
     #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/verify/precision.py.

@@ -6,8 +6,13 @@ or unreadable page is read from an archived copy, see :class:`CheckSources`),
 score the claim against it, retrieve candidates from the corpus (hybrid: 100 sparse + 100 dense
 passages, grouped to documents), score those with the same verifier, rank the existing
 citation among them, and flag it when its level is partially or not supported (cuts chosen on
-train data), or when a candidate supports the claim clearly better. Flags also carry Side's URL-depth signal:
-citations to a bare domain fail verification far more often than deep links.
+train data), or when a candidate supports the claim clearly better. Flags also carry Side's
+URL-depth signal: citations to a bare domain fail verification far more often than deep links.
+
+A weak citation (partially or not supported) is first checked against the other sources the
+same article cites: they are read for the check anyway, and reusing one (``<ref name="X" />``)
+is a smaller, surer fix than a new source. At most ``own_sources`` of them are verified per weak
+claim, the most relevant by BM25 first; a supporting one is the first suggestion.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from urllib.parse import urlsplit
 
 from side.errors import CannotCheckError, SourceFetchError, UnsupportedContentError
 from side.extract.claims import Citation, Claim
+from side.extract.refnames import can_name, propose_ref_name, ref_tag, reuse_tag
+from side.retrieval.pool import bm25_max, order_by
 from side.sources.archive import wayback_timestamp
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.sources.states import assess_source
@@ -33,7 +40,8 @@ from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
-    "BETTER_MARGIN", "DEFAULT_CANDIDATES", "url_depth", "cite_web", "SourceStatus", "SourceCopy", "Suggestion",
+    "BETTER_MARGIN", "DEFAULT_CANDIDATES", "DEFAULT_OWN_SOURCES", "REUSE_MESSAGE", "url_depth", "cite_web",
+    "SourceStatus", "SourceCopy", "SuggestionOrigin", "Suggestion", "OwnSource", "own_sources",
     "Result", "ArticleResults", "SourceLoader", "Readable", "checkable", "ReadPlan", "LoadedSource",
     "CheckSources", "make_source_loader", "Pipeline", "claim_query", "ReadSource", "ReadSink",
 ]
@@ -50,6 +58,10 @@ log = logging.getLogger(__name__)
 BETTER_MARGIN = 0.15
 #: Candidates from the corpus scored per claim.
 DEFAULT_CANDIDATES = 3
+#: Other sources of the same article verified per weak claim (the most relevant by BM25).
+DEFAULT_OWN_SOURCES = 3
+#: What a suggestion to reuse one of the article's own sources tells the editor.
+REUSE_MESSAGE = "this article already cites a source that supports this"
 
 
 def url_depth(url: str | None) -> int | None:
@@ -94,9 +106,22 @@ class SourceCopy(StrEnum):
     ARCHIVE = "archive"
 
 
+class SuggestionOrigin(StrEnum):
+    """Where a suggested source comes from: a reference the article already has, or the corpus."""
+
+    ARTICLE = "article"
+    CORPUS = "corpus"
+
+
 @dataclass(frozen=True)
 class Suggestion:
-    """A better Source for a Claim, with the sentence that shows it."""
+    """A better Source for a Claim, with the sentence that shows it.
+
+    ``cite`` is what to paste after the claim: a ``{{cite web}}`` for a corpus page, the reuse
+    ``<ref name="X" />`` for one of the article's own sources (origin ARTICLE, ``reuse_ref`` the
+    name). When that ref has no name yet, ``name_ref`` is the original ref with the proposed
+    name added, to paste over it first ("" when the ref is named already).
+    """
 
     url: str
     title: str
@@ -104,10 +129,19 @@ class Suggestion:
     evidence: Evidence | None
     cite: str
     doc_id: str = ""
+    origin: SuggestionOrigin = SuggestionOrigin.CORPUS
+    reuse_ref: str = ""
+    name_ref: str = ""
+
+    @property
+    def message(self) -> str:
+        """What the editor is told of where the source comes from ("" for a corpus page)."""
+        return REUSE_MESSAGE if self.origin is SuggestionOrigin.ARTICLE else ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["evidence"] = self.evidence.to_dict() if self.evidence else None
+        data["message"] = self.message
         return data
 
     @classmethod
@@ -116,7 +150,59 @@ class Suggestion:
         evidence = data.get("evidence")
         return cls(url=str(data["url"]), title=str(data.get("title") or ""), score=float(data["score"]),
                    evidence=Evidence.from_dict(evidence) if evidence else None, cite=str(data.get("cite") or ""),
-                   doc_id=str(data.get("doc_id") or ""))
+                   doc_id=str(data.get("doc_id") or ""),
+                   origin=SuggestionOrigin(data.get("origin") or SuggestionOrigin.CORPUS),
+                   reuse_ref=str(data.get("reuse_ref") or ""), name_ref=str(data.get("name_ref") or ""))
+
+
+@dataclass(frozen=True)
+class OwnSource:
+    """A source the article cites, read for the check: a candidate to reuse for another claim.
+
+    ``name`` is its ref's name, or the one Side proposes (``named`` False) when it has none.
+    """
+
+    url: str
+    citation: Citation
+    title: str
+    sentences: tuple[str, ...]
+    name: str
+    named: bool
+
+    def suggestion(self, verdict: Verdict) -> Suggestion:
+        """The reuse of this source, with the sentence that supports the claim."""
+        return Suggestion(self.url, self.title, verdict.score, verdict.evidence[0] if verdict.evidence else None,
+                          reuse_tag(self.name), origin=SuggestionOrigin.ARTICLE, reuse_ref=self.name,
+                          name_ref="" if self.named else ref_tag(self.citation, self.name))
+
+
+def own_sources(results: Iterable[Result]) -> dict[str, OwnSource]:
+    """The article's readable cited sources by URL, each with a ref name (its own, or proposed).
+
+    A URL cited by several refs is reused by the first named one; a source whose ref has no
+    name is kept only when Side can give its ref with a name (see :func:`can_name`).
+    """
+    results = list(results)
+    taken = {r.claim.citation.name for r in results if r.claim.citation.name}
+    by_url: dict[str, list[Result]] = {}
+    for result in results:
+        url = result.claim.citation.url
+        if url and result.source_sentences and result.claim.citation.kind != "short":
+            by_url.setdefault(url, []).append(result)
+    pool: dict[str, OwnSource] = {}
+    for url, uses in by_url.items():
+        named = next((r.claim.citation for r in uses if r.claim.citation.name), None)
+        citation = named or next((r.claim.citation for r in uses if can_name(r.claim.citation)), None)
+        if citation is None:
+            continue
+        if named is not None:
+            name = str(named.name)
+        else:
+            name = propose_ref_name(citation, taken)
+            taken.add(name)
+        title = citation.title or uses[0].claim.citation.title or ""
+        pool[url] = OwnSource(url, citation, title, tuple(uses[0].source_sentences), name, named is not None)
+    return pool
 
 
 @dataclass
@@ -460,11 +546,14 @@ class Pipeline:
     """Runs the decision flow; holds the loaded verifier and (optional) evidence index."""
 
     def __init__(self, verifier: Verifier, retriever: Retriever | None = None, load_source: SourceLoader | None = None,
-                 candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None) -> None:
+                 candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None,
+                 own_sources: int = DEFAULT_OWN_SOURCES) -> None:
         self.verifier = verifier
         self.retriever = retriever
         self.load_source = load_source or make_source_loader(retriever)
         self.candidates = candidates
+        #: The article's other sources verified per weak claim (0: none).
+        self.own_sources = own_sources
         self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
         cuts = verifier.levels
         #: Score to level; an explicit ``flag_threshold`` moves the supported cut (and the ones under it).
@@ -513,15 +602,16 @@ class Pipeline:
 
             archive = ArchiveReader(config.fetch, fetch)
         loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable)
-        return cls(verifier, retriever, loader, candidates=candidates)
+        return cls(verifier, retriever, loader, candidates=candidates, own_sources=config.verifier.own_sources)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None,
                       on_read: ReadSink | None = None) -> list[Result]:
         """Results for ``claims``; ``on_read`` is told of each source fetched and readable."""
         results = self._source_results(claims, on_read)
+        pool = own_sources(results)  # the sentences stay here until every claim is decided
         hits = self._retrieve(claims)
         for start in range(0, len(claims), 8):
-            self._score(results[start : start + 8], hits[start : start + 8])
+            self._score(results[start : start + 8], hits[start : start + 8], pool)
             if progress:
                 progress(len(results[start : start + 8]))
         return results
@@ -571,7 +661,7 @@ class Pipeline:
         return self.retriever.search_batch([c.sparse_query for c in claims], [c.dense_query for c in claims],
                                            k=self.candidates + 1, mode="hybrid")
 
-    def _score(self, results: list[Result], hits: list[list]) -> None:
+    def _score(self, results: list[Result], hits: list[list], pool: dict[str, OwnSource] | None = None) -> None:
         items: list[tuple[Query, list[str]]] = []
         owners: list[tuple[int, DocumentHit | None]] = []
         for n, (result, doc_hits) in enumerate(zip(results, hits, strict=False)):
@@ -595,6 +685,42 @@ class Pipeline:
         for n, result in enumerate(results):
             self._decide(result, found.get(n, [])[: self.candidates])
             result.source_sentences = []
+        if pool:
+            self._reuse(results, pool)
+
+    def _reuse(self, results: list[Result], pool: dict[str, OwnSource]) -> None:
+        """Suggest, first, the article's own source that best supports each weak claim.
+
+        Only a claim whose citation was scored partially or not supported is looked at; at most
+        ``own_sources`` other sources each, the most relevant by BM25 first, verified together.
+        A source is suggested when its level is supported and it beats the citation's own score.
+        """
+        items: list[tuple[Query, list[str]]] = []
+        owners: list[tuple[Result, OwnSource]] = []
+        for result in results:
+            if self.own_sources <= 0 or result.level not in _WEAK:
+                continue
+            others = [s for url, s in pool.items() if url != result.claim.citation.url]
+            if len(others) > self.own_sources:
+                scores = bm25_max(result.claim.text, [s.sentences for s in others])
+                others = [others[n] for n in order_by(scores)[: self.own_sources]]
+            query = claim_query(result.claim)
+            for source in others:
+                items.append((query, list(source.sentences)))
+                owners.append((result, source))
+        best: dict[int, tuple[OwnSource, Verdict]] = {}
+        for (result, source), verdict in zip(owners, self.verifier.verify_many(items) if items else [], strict=False):
+            verdict = self._leveled(verdict)
+            current = result.verdict.score if result.verdict else 0.0
+            if verdict.level is not VerdictLevel.SUPPORTED or verdict.score <= current:
+                continue
+            if id(result) not in best or verdict.score > best[id(result)][1].score:
+                best[id(result)] = (source, verdict)
+        for result in results:
+            if id(result) in best:
+                source, verdict = best[id(result)]
+                result.suggestions.insert(0, source.suggestion(verdict))
+                result.reasons.append(f'{REUSE_MESSAGE}: ref "{source.name}" ({verdict.score:.2f})')
 
     def _leveled(self, verdict: Verdict) -> Verdict:
         """The verdict with the level of its score under this pipeline's cuts; a verdict that
@@ -639,6 +765,10 @@ class Pipeline:
         if better and better[0][1].score >= current + BETTER_MARGIN:
             result.flagged = True
             result.reasons.append(_better_reason(better[0], bool(result.suggestions)))
+
+
+#: The levels at which the article's own sources are searched for one that supports the claim.
+_WEAK = frozenset({VerdictLevel.PARTIALLY_SUPPORTED, VerdictLevel.NOT_SUPPORTED})
 
 
 def _milvus_settings(config: Any) -> Any:

@@ -222,7 +222,9 @@ function createController( o ) {
 			o.panel.notify( 'side-insert-' + plan.error );
 			return;
 		}
-		o.editor.insert( plan.offset, plan.text );
+		( plan.edits || [ plan ] ).forEach( function ( edit ) { // the last in the text first
+			o.editor.insert( edit.offset, edit.text );
+		} );
 		inserted[ key ] = inserted[ key ] || {};
 		inserted[ key ][ suggestion.url ] = true;
 		refresh();

@@ -171,11 +171,16 @@ function createPanel( options ) {
 		var row = el( 'li', 'side-suggestion' ), link = el( 'a', 'side-suggestion__link',
 				suggestion.title || suggestion.url, { href: suggestion.url, target: '_blank', rel: 'noopener nofollow' } ),
 			inserted = item.inserted && item.inserted[ suggestion.url ],
-			insert = button( msg( inserted ? 'side-inserted' : 'side-insert' ), 'side-insert', 'primary', function () {
+			reuse = suggestion.origin === 'article',
+			// Messages: side-inserted, side-insert, side-reuse
+			insert = button( msg( inserted ? 'side-inserted' : reuse ? 'side-reuse' : 'side-insert' ), 'side-insert', 'primary', function () {
 				options.onInsert( item.key, suggestion );
 			} );
 		insert.disabled = !!inserted;
 		row.appendChild( link );
+		if ( reuse ) {
+			row.appendChild( el( 'p', 'side-suggestion__origin', msg( 'side-reuse-note' ) ) );
+		}
 		if ( suggestion.evidence && suggestion.evidence.text ) {
 			row.appendChild( el( 'q', 'side-suggestion__evidence', suggestion.evidence.text ) );
 		}

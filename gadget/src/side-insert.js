@@ -78,18 +78,70 @@ function planInsertion( text, key, suggestion, today ) {
 			return { error: 'duplicate' };
 		}
 	}
+	if ( suggestion.origin === 'article' ) {
+		return planReuse( text, uses, use, suggestion );
+	}
 	return { offset: use.end, text: '<ref>' + citeWeb( suggestion, today ) + '</ref>' };
 }
 
+/* A ref name as an attribute value (quoted so that any name reads back the same). */
+function nameAttribute( name ) {
+	return 'name=' + ( name.indexOf( '"' ) === -1 ? '"' + name + '"' : '\'' + name + '\'' );
+}
+
 /**
- * Apply a plan to a string (what an editor adapter does to its own buffer).
+ * Reuse one of the article's own sources: <ref name="X" /> after the weak citation. When that
+ * source's ref has no name in the text, it is given the name the service proposed (the second
+ * edit, at its "<ref"); when it has one now, that name is reused.
  *
  * @param {string} text
- * @param {{offset: number, text: string}} plan
+ * @param {Object[]} uses The refs of the text (side-refs.js)
+ * @param {Object} use The weak citation's use
+ * @param {Object} suggestion With reuse_ref, the ref's name (or the one proposed for it)
+ * @return {{offset: number, text: string, edits: Object[]}|{error: string}} edits: every
+ *  insertion, the last in the text first (apply them in that order)
+ */
+function planReuse( text, uses, use, suggestion ) {
+	var name = String( suggestion.reuse_ref || '' ), named = null, original = null, reuse, edits, i;
+	for ( i = 0; i < uses.length; i++ ) {
+		if ( uses[ i ] !== use && uses[ i ].url && uses[ i ].url === suggestion.url ) {
+			named = named || ( uses[ i ].name ? uses[ i ] : null );
+			original = original || uses[ i ];
+		}
+	}
+	if ( named ) {
+		name = named.name;
+		original = null;
+	} else if ( !original || text.slice( original.start, original.start + 4 ).toLowerCase() !== '<ref' ) {
+		return { error: 'missing' };
+	}
+	if ( !name ) {
+		return { error: 'missing' };
+	}
+	reuse = { offset: use.end, text: '<ref ' + nameAttribute( name ) + ' />' };
+	edits = [ reuse ];
+	if ( original ) {
+		edits.push( { offset: original.start + 4, text: ' ' + nameAttribute( name ) } );
+	}
+	edits.sort( function ( a, b ) {
+		return b.offset - a.offset;
+	} );
+	return { offset: reuse.offset, text: reuse.text, edits: edits };
+}
+
+/**
+ * Apply a plan to a string (what an editor adapter does to its own buffer): each of its edits,
+ * the last in the text first, so that the offsets of the others hold.
+ *
+ * @param {string} text
+ * @param {{offset: number, text: string, edits: (Object[]|undefined)}} plan
  * @return {string}
  */
 function applyInsertion( text, plan ) {
-	return text.slice( 0, plan.offset ) + plan.text + text.slice( plan.offset );
+	( plan.edits || [ plan ] ).forEach( function ( edit ) {
+		text = text.slice( 0, edit.offset ) + edit.text + text.slice( edit.offset );
+	} );
+	return text;
 }
 
 module.exports = {

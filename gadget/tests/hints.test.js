@@ -95,6 +95,21 @@ describe( 'the hints panel', () => {
 		expect( inserts ).toEqual( [ [ 'k1', SUGGESTION.url ], [ 'k2', SUGGESTION.url ] ] );
 	} );
 
+	it( 'offers the article\'s own source as a reuse, saying the article already cites it', () => {
+		const inserts = [];
+		const own = { url: 'https://example.org/good', title: 'Good', score: 0.9, origin: 'article', reuse_ref: 'g',
+			cite: '<ref name="g" />', evidence: { text: 'Alsea was founded in 1997.' } };
+		panelWith( [ { result: result( 'not_supported', { suggestions: [ own, SUGGESTION ] } ) } ], inserts );
+		const [ first, second ] = row( 'not_supported' ).querySelectorAll( '.side-suggestion' );
+		expect( first.querySelector( '.side-insert' ).textContent ).toBe( 'Reuse this citation' );
+		expect( first.querySelector( '.side-suggestion__origin' ).textContent ).toBe(
+			'This article already cites a source that supports this.' );
+		expect( second.querySelector( '.side-insert' ).textContent ).toBe( 'Insert citation' );
+		expect( second.querySelector( '.side-suggestion__origin' ) ).toBeNull();
+		first.querySelector( '.side-insert' ).click();
+		expect( inserts ).toEqual( [ [ 'k0', own.url ] ] );
+	} );
+
 	it( 'says a citation could not be checked with the service\'s reason, never as a failure', () => {
 		panelWith( [ { result: result( 'cannot_check', { level_reason: 'soft 404: the page says "not found"',
 			source_error: 'an older reason', score: null, evidence: [], flagged: false } ) } ] );

@@ -62,6 +62,48 @@ describe( 'planInsertion', () => {
 	} );
 } );
 
+describe( 'planInsertion of one of the article\'s own sources', () => {
+	const uses = findRefs( TEXT );
+	const reuse = ( url, name ) => ( { url, title: 'Good', score: 0.9, origin: 'article', reuse_ref: name,
+		cite: `<ref name="${ name }" />` } );
+
+	it( 'reuses a named ref by its name, adding no {{cite web}}', () => {
+		const plan = planInsertion( TEXT, uses[ 3 ].key, reuse( 'https://example.org/weak', 'a' ), TODAY );
+		const after = applyInsertion( TEXT, plan );
+		expect( after ).toBe( TEXT.replace( '<ref>https://example.org/other</ref>',
+			'<ref>https://example.org/other</ref><ref name="a" />' ) );
+		expect( after ).not.toMatch( /cite web \|url=https:\/\/example\.org\/weak/ );
+	} );
+
+	it( 'names an unnamed ref as the service proposed, then reuses it', () => {
+		const plan = planInsertion( TEXT, uses[ 0 ].key, reuse( 'https://example.org/good', 'Good-2020' ), TODAY );
+		expect( plan.edits ).toHaveLength( 2 );
+		const after = applyInsertion( TEXT, plan );
+		expect( after ).toBe( TEXT
+			.replace( 'Weak source]</ref> ', 'Weak source]</ref><ref name="Good-2020" /> ' )
+			.replace( '<ref>{{cite web |url=https://example.org/good', '<ref name="Good-2020">{{cite web |url=https://example.org/good' ) );
+		const again = findRefs( after );
+		expect( again.filter( ( use ) => use.url === 'https://example.org/good' ).map( ( use ) => use.name ) )
+			.toEqual( [ 'Good-2020', 'Good-2020' ] );
+		// The weak citation keeps its key, so its hint stays attached to it.
+		expect( again[ 0 ].key ).toBe( uses[ 0 ].key );
+	} );
+
+	it( 'reuses the name the ref has now when it was named since the check', () => {
+		const named = TEXT.replace( '<ref>{{cite web', '<ref name="g">{{cite web' );
+		const plan = planInsertion( named, findRefs( named )[ 0 ].key, reuse( 'https://example.org/good', 'Good-2020' ), TODAY );
+		expect( plan.edits ).toHaveLength( 1 );
+		expect( plan.text ).toBe( '<ref name="g" />' );
+	} );
+
+	it( 'refuses when the source is no longer in the text, or already there', () => {
+		expect( planInsertion( TEXT, uses[ 0 ].key, reuse( 'https://example.org/gone', 'Gone' ), TODAY ) )
+			.toEqual( { error: 'missing' } );
+		expect( planInsertion( TEXT, uses[ 2 ].key, reuse( 'https://example.org/other', 'x' ), TODAY ) )
+			.toEqual( { error: 'duplicate' } );
+	} );
+} );
+
 describeWithData( 'planInsertion on a real article', () => {
 	it( 'changes nothing but the inserted citation', () => {
 		const text = readArticle( 'Alsea-(company).txt' );

@@ -1,4 +1,5 @@
-"""``side eval retrieval scifact|wice-recovery|evidence``: retrieval quality, BM25 vs dense vs hybrid.
+"""``side eval retrieval scifact|wice-recovery|evidence|own-sources``: retrieval quality, BM25 vs dense
+vs hybrid; ``own-sources``: the verifier ranking an article's cited pages vs BM25 and MiniLM.
 
 Defaults are the shared dev files; ``--claims``/``--corpus`` take any file in the same schema.
 Built indexes are cached under ``var_dir/eval`` so that a rerun only queries.
@@ -19,7 +20,7 @@ __all__ = ["TASKS", "register", "run"]
 if TYPE_CHECKING:
     from side.evaluation.retrieval import RetrievalReport
 
-TASKS = ("scifact", "wice-recovery", "evidence")
+TASKS = ("scifact", "wice-recovery", "evidence", "own-sources")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--corpus", type=Path, help="SciFact corpus file (scifact only)")
     parser.add_argument("--backend", choices=("embedded", "milvus"),
                         help="where the index lives (default: config retrieval.backend; evidence: always in memory)")
+    parser.add_argument("--preselect", type=int, default=3,
+                        help="own-sources: pages BM25 picks for the verifier in the pipeline's order (default 3)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)
 
@@ -47,6 +50,18 @@ def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
         return retrieval.evaluate_scifact(args.claims or data / "scifact" / "claims_dev.jsonl",
                                           args.corpus or data / "scifact" / "corpus.jsonl", cache, milvus=milvus)
     claims = args.claims or data / "wice" / "claim_dev.jsonl"
+    if args.task == "own-sources":
+        if milvus is not None:
+            raise InputError("the own-sources task ranks an article's pages in memory; --backend milvus does not apply")
+        if args.preselect < 1:
+            raise InputError("--preselect must be at least 1")
+        if not Path(claims).is_file():
+            raise InputError(f"no such claims file: {claims}")
+        from side.verify.verifier import Verifier
+
+        verifier = Verifier.load(config.verifier.model_dir or None, device=config.verifier.device,
+                                 precision=config.verifier.precision)
+        return retrieval.evaluate_own_sources(claims, verifier, args.preselect)
     if args.task == "wice-recovery":
         return retrieval.evaluate_wice_recovery(claims, cache, milvus=milvus)
     return retrieval.evaluate_evidence(claims, cache)

@@ -10,8 +10,14 @@ Three questions, one per task:
   Identical pages are one document, so finding either counts.
 - ``evidence``: inside the cited page, are WiCE's gold supporting sentences ranked at the top
   (R@5, nDCG@5)? This is the "pick evidence first" step of the verifier.
+- ``own-sources``: among the pages an article cites (WiCE claims grouped by article), is the
+  claim's own page ranked first by the verifier's support score (hit@1, hit@3, hit@10)? This is
+  how :class:`side.pipeline.Pipeline` finds, for a weak citation, another of the article's
+  sources that supports the claim.
 
-Every task compares BM25, dense, and both fusions, measured in the same run.
+The first three tasks compare BM25, dense, and both fusions, measured in the same run; the
+fourth compares the verifier with the cheap page orders it is preceded by (BM25-max,
+MiniLM-max-cosine) and with chance.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ __all__ = [
     "RetrievalReport", "recall_at", "success_at", "ndcg_at", "METRICS", "score_rankings", "cache_name",
     "cached_retriever", "scifact_index_dir", "scifact_retriever", "document_retrieval",
     "evaluate_scifact", "wice_queries", "evaluate_wice_recovery", "evaluate_evidence",
+    "OWN_SOURCE_DEPTHS", "OwnSourceItem", "own_source_items", "evaluate_own_sources",
 ]
 
 log = logging.getLogger(__name__)
@@ -275,3 +282,109 @@ def _complete(order: list[int], candidates: list[int]) -> list[int]:
     """BM25 leaves sentences sharing no word unranked; they follow in page order."""
     seen = set(order)
     return order + [c for c in candidates if c not in seen]
+
+
+# --------------------------------------------------------------------------------------------
+# The article's own sources: which of the pages an article cites supports the claim?
+
+#: The ranks at which the claim's own page is looked for.
+OWN_SOURCE_DEPTHS = (1, 3, 10)
+
+
+@dataclass(frozen=True)
+class OwnSourceItem:
+    """A WiCE claim with its article's cited pages (page ids, in id order) and its own page's id."""
+
+    record: dict[str, Any]
+    pool: tuple[str, ...]
+    gold: str
+
+
+def _page_sentences(evidence: Sequence[str]) -> tuple[str, ...]:
+    return tuple(s for s in evidence if s.strip() and not s.startswith(WICE_META_PREFIX))
+
+
+def own_source_items(records: Iterable[dict[str, Any]]) -> tuple[list[OwnSourceItem], dict[str, tuple[str, ...]],
+                                                                 int]:
+    """Every claim whose article cites two pages or more, with that article's pool; the pages'
+    sentences by id; and how many claims were left out because their article cites one page.
+
+    A pool is ordered by page id (a hash), not by first citation, so that ties never favour
+    the claim's own page.
+    """
+    records = [r for r in records if r.get("evidence")]
+    pages: dict[str, tuple[str, ...]] = {}
+    by_article: dict[str, set[str]] = {}
+    for record in records:
+        page = wice_page_id(record["evidence"])
+        pages[page] = _page_sentences(record["evidence"])
+        by_article.setdefault((record.get("meta") or {}).get("claim_title", "") or "", set()).add(page)
+    items, single = [], 0
+    for record in records:
+        pool = tuple(sorted(by_article[(record.get("meta") or {}).get("claim_title", "") or ""]))
+        if len(pool) < 2:
+            single += 1
+            continue
+        items.append(OwnSourceItem(record, pool, wice_page_id(record["evidence"])))
+    return items, pages, single
+
+
+def _hits(rankings: Sequence[Sequence[str]], golds: Sequence[str]) -> dict[str, float]:
+    return {f"hit@{k}": round(float(np.mean([success_at(r, {g}, k) for r, g in zip(rankings, golds, strict=False)])),
+                              4) if golds else 0.0 for k in OWN_SOURCE_DEPTHS}
+
+
+def evaluate_own_sources(claims_path: str | Path, verifier: Any, preselect: int = 3) -> RetrievalReport:
+    """For each claim, rank its article's cited pages by the verifier's support score: is the
+    claim's own page at 1, in the top 3, in the top 10?
+
+    Baselines from the same run: the page's best BM25 sentence, its best bi-encoder cosine, the
+    pipeline's order (BM25 picks ``preselect`` pages, the verifier ranks those first), and
+    chance (the expected hit of a random order). Claims whose article cites one page only are
+    left out (counted in the settings, with the pool sizes).
+    """
+    from side.retrieval.pool import bm25_max, cosine_max, order_by
+    from side.verify.verifier import Query
+
+    items, pages, single = own_source_items(read_jsonl(claims_path))
+    queries = [Query(i.record["claim"], *_wice_context(i.record)) for i in items]
+    pairs = [(q, list(pages[p])) for q, i in zip(queries, items, strict=False) for p in i.pool]
+    scored = [v for start in tqdm(range(0, len(pairs), 32), desc="verifying pages", unit="batch", disable=None)
+              for v in verifier.verify_many(pairs[start : start + 32])]
+    rankings: dict[str, list[list[str]]] = {"verifier": [], "bm25-max": [], "minilm-max-cos": [],
+                                            f"bm25-top{preselect}+verifier": []}
+    offset = 0
+    for item in tqdm(items, desc="ranking own sources", unit="claim", disable=None):
+        support = [v.score for v in scored[offset : offset + len(item.pool)]]
+        offset += len(item.pool)
+        texts = [pages[p] for p in item.pool]
+        bm25 = bm25_max(item.record["claim"], texts)
+        cosine = cosine_max(verifier.embeddings.encode, item.record["claim"], texts)
+        rankings["verifier"].append([item.pool[n] for n in order_by(support)])
+        rankings["bm25-max"].append([item.pool[n] for n in order_by(bm25)])
+        rankings["minilm-max-cos"].append([item.pool[n] for n in order_by(cosine)])
+        chosen = order_by(bm25)[:preselect]
+        rest = [n for n in order_by(bm25) if n not in chosen]
+        rankings[f"bm25-top{preselect}+verifier"].append(
+            [item.pool[n] for n in sorted(chosen, key=lambda n: -support[n]) + rest])
+    golds = [i.gold for i in items]
+    metrics = {method: _hits(r, golds) for method, r in rankings.items()}
+    sizes = [len(i.pool) for i in items]
+    metrics["chance"] = {f"hit@{k}": round(float(np.mean([min(k, n) / n for n in sizes])), 4) if sizes else 0.0
+                         for k in OWN_SOURCE_DEPTHS}
+    supported = [n for n, i in enumerate(items) if i.record.get("label") == "supported"]
+    metrics["verifier (supported claims)"] = _hits([rankings["verifier"][n] for n in supported],
+                                                   [golds[n] for n in supported])
+    histogram = {str(size): sizes.count(size) for size in sorted(set(sizes))}
+    return RetrievalReport("own-sources", len(items), metrics, {
+        "claims_left_out_single_page": single, "articles": len({i.pool for i in items}),
+        "supported_claims": len(supported), "pool_size_mean": round(float(np.mean(sizes)), 2) if sizes else 0.0,
+        "pool_size_max": max(sizes, default=0), "claims_by_pool_size": histogram, "preselect": preselect,
+        "pairs_verified": len(scored)})
+
+
+def _wice_context(record: dict[str, Any]) -> tuple[str, str, str]:
+    """(title, section, context) of a WiCE claim, as the verifier reads them."""
+    meta = record.get("meta") or {}
+    return (meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip("."),
+            meta.get("claim_context", "") or "")

@@ -61,6 +61,9 @@ class Citation:
     title: str | None = None
     website: str | None = None
     date: str | None = None
+    #: The first author as written (``last``/``author``...), for naming the ref (see
+    #: :mod:`side.extract.refnames`); None when the template names none.
+    author: str | None = None
     archive_url: str | None = None
     #: When the archived copy was made, as written (``archive-date``, ``{{webarchive|date=}}``).
     archive_date: str | None = None

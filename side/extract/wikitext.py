@@ -49,7 +49,7 @@ from side.extract.sentences import Flow as _Flow
 from side.extract.sentences import clean_text, last_sentence
 
 __all__ = [
-    "ARCHIVE_FIELDS", "DATE_FIELDS", "LIST_TEMPLATES", "SHORT_TEMPLATES", "TITLE_FIELDS", "URL_FIELDS",
+    "ARCHIVE_FIELDS", "AUTHOR_FIELDS", "DATE_FIELDS", "LIST_TEMPLATES", "SHORT_TEMPLATES", "TITLE_FIELDS", "URL_FIELDS",
     "WEBSITE_FIELDS", "added_citations", "citation_from_body", "citation_id", "clean_text", "extract",
     "extract_citations", "extract_claims", "Extraction", "last_sentence", "ParseLevel",
 ]
@@ -72,6 +72,7 @@ WEBSITE_FIELDS = (
 )
 # fmt: on
 DATE_FIELDS = ("date", "year", "publication-date", "datum", "jahr")
+AUTHOR_FIELDS = ("last", "last1", "author", "author1", "surname", "surname1", "authors", "vauthors", "autor")
 ARCHIVE_FIELDS = ("archive-url", "archiveurl", "archiv-url")
 
 _TAG_REF = "#tag:ref"
@@ -179,6 +180,7 @@ def _template_citation(template: Template, kind: str, raw: str, name: str | None
         title=_param(params, TITLE_FIELDS),
         website=_param(params, WEBSITE_FIELDS),
         date=_param(params, DATE_FIELDS),
+        author=_param(params, AUTHOR_FIELDS),
         archive_url=_param(params, ARCHIVE_FIELDS, raw=True),
         **archivemarks.template_marks(_getter(params)),
     )

@@ -17,10 +17,25 @@ from gadget.server import validation as v
 from gadget.server.errors import HTTP_CODES
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
-from side.pipeline import SourceCopy, SourceStatus
+from side.pipeline import SourceCopy, SourceStatus, SuggestionOrigin
 from side.verify.levels import VerdictLevel
 
 bp = Blueprint("openapi", __name__)
+
+#: A suggested source as the API sends it (:meth:`side.pipeline.Suggestion.to_dict`).
+SUGGESTION: dict[str, Any] = {
+    "type": "object", "properties": {
+        "url": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
+        "evidence": {"type": "object", "nullable": True}, "doc_id": {"type": "string"},
+        "cite": {"type": "string", "description": "what to paste after the claim: a {{cite web}}, or for one of "
+                                                  "the article's own sources its reuse, <ref name=\"X\" />"},
+        "origin": {"type": "string", "enum": [o.value for o in SuggestionOrigin],
+                   "description": "article: a source this article already cites elsewhere; corpus: a new one"},
+        "reuse_ref": {"type": "string", "description": "the name of the article's ref to reuse (\"\" for corpus)"},
+        "name_ref": {"type": "string",
+                     "description": "when that ref has no name yet: the original ref with the proposed name "
+                                    "added, to paste over it first (\"\" otherwise)"},
+        "message": {"type": "string", "description": "what the editor is told of the source's origin"}}}
 
 # JSON Schema patterns are ECMA-262 regexes (schemathesis compiles them with Rust's regex
 # engine), which cannot name lone surrogates: the document leaves those out, the code refuses
@@ -130,7 +145,8 @@ def output_schemas() -> dict[str, Any]:
                                              "better source was found; never for cannot_check"},
                   "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},
-                  "suggestions": {"type": "array", "items": {"type": "object"}},
+                  "suggestions": {"type": "array", "items": SUGGESTION,
+                                  "description": "better sources, the article's own (origin article) first"},
                   "review_status": {"type": "string", "enum": values(ReviewStatus)},
                   "source_copy": {"type": "string", "enum": [*values(SourceCopy), None], "nullable": True,
                                   "description": "which copy of the cited source was read: the live page, "
