@@ -16,7 +16,10 @@ __all__ = ["TASKS", "register", "run_eval_verify"]
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-TASKS = ("wice", "scifact", "citation-integrity")
+    from side.verify.verifier import Verifier
+
+_UNSUPPORTED_DEV = "non_supported_tokens_dev.jsonl"
+TASKS = ("wice", "scifact", "citation-integrity", "unsupported")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verify", help="verification quality: WiCE AUROC / P@R15, SciFact F1, evidence R@5",
         description="Measure the verifier on WiCE claim dev (with BM25-max and MiniLM max-cosine "
         "baselines from the same run), SciFact dev (oracle and open retrieval) and Citation-Integrity "
-        "dev. Any file in the same schema can be given with --claims/--corpus.",
+        "dev. Any file in the same schema can be given with --claims/--corpus."
+        " The unsupported task scores the words named as unsupported on WiCE non_supported_tokens dev "
+        "(token precision/recall/F1, with absent-from-page and all-content-words baselines).",
     )
     p.add_argument("task", choices=TASKS + ("all",), nargs="?", default="wice")
     p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
@@ -67,6 +72,10 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
             with _bar("WiCE claims", claims, args.limit) as bar:
                 results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
             continue
+        if task == "unsupported":
+            results["unsupported"] = _eval_unsupported(verifier, args.claims or data / "wice" / _UNSUPPORTED_DEV,
+                                                       args.limit)
+            continue
         folder = "scifact" if task == "scifact" else "citation_integrity"
         claims = args.claims or data / folder / "claims_dev.jsonl"
         corpus = args.corpus or data / folder / "corpus.jsonl"
@@ -81,6 +90,33 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     else:
         _print_tables(results)
     return 0
+
+
+def _eval_unsupported(verifier: Verifier, claims: Path, limit: int | None) -> dict[str, Any]:
+    """Token P/R/F1 of the verifier's unsupported-words tagger, with two baselines."""
+    from side.data import require_file
+    from side.errors import InputError
+    from side.evaluation.unsupported import evaluate_unsupported
+
+    require_file(claims)  # before the progress bar, so a missing file is one line
+    if verifier.tagger is None:
+        raise InputError("the model directory has no unsupported.json; run `side train unsupported`")
+    with _bar("WiCE unsupported tokens", claims, limit) as bar:
+        return evaluate_unsupported(verifier.tagger, verifier.embeddings, claims, limit, verifier.k,
+                                    progress=bar.update)
+
+
+def _print_unsupported(console: Any, res: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Unsupported words, token level ({res['claims']} sub-claims, {res['tokens']} tokens, "
+                  f"{res['unsupported_tokens']} unsupported)")
+    for col in ("method", "precision", "recall", "F1"):
+        table.add_column(col)
+    for name in ("tagger", "baseline_absent_from_page", "baseline_all_content"):
+        m = res[name]
+        table.add_row(name, _fmt(m["precision"]), _fmt(m["recall"]), _fmt(m["f1"]))
+    console.print(table)
 
 
 def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
@@ -118,7 +154,9 @@ def _print_tables(results: dict) -> None:
         console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
     for name, res in results.items():
-        if name == "wice":
+        if name == "unsupported":
+            _print_unsupported(console, res)
+        if name in ("wice", "unsupported"):
             continue
         table = Table(title=f"{name} ({res['claims']} claims)")
         for col in ("level", "precision", "recall", "F1"):
