@@ -58,10 +58,13 @@ def _open_retriever(config: Config, corpus_path: Path, k: int = 3) -> Callable[[
 
 
 def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
+    from side.data import require_file
     from side.evaluation.verify import evaluate_scifact, evaluate_wice
     from side.verify.verifier import Verifier
 
     data = Path(config.data_dir)
+    if args.claims:  # a missing file is one line, before the models load
+        require_file(args.claims)
     verifier = Verifier.load(args.model, device=config.verifier.device,
                              precision=config.verifier.precision)
     tasks = TASKS if args.task == "all" else (args.task,)
