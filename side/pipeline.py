@@ -559,6 +559,8 @@ class Pipeline:
         #: Score to level; an explicit ``flag_threshold`` moves the supported cut (and the ones under it).
         self.levels = cuts if flag_threshold is None else LevelThresholds(
             flag_threshold, min(cuts.not_supported, flag_threshold), min(cuts.report, flag_threshold))
+        if self.levels.supported > cuts.supported:  # verdicts it re-levels as partially supported name words
+            verifier.name_unsupported_below = max(verifier.name_unsupported_below or 0.0, self.levels.supported)
 
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
@@ -728,7 +730,9 @@ class Pipeline:
         if verdict.level is VerdictLevel.CANNOT_CHECK and verdict.reason:
             return verdict
         level = self.levels.level(verdict.score)
-        return verdict if level is verdict.level else replace(verdict, level=level)
+        if level is verdict.level:
+            return verdict
+        return replace(verdict, level=level, unsupported=verdict.unsupported if level.needs_review else ())
 
     def _decide(self, result: Result, candidates: list[tuple[Any, Verdict]]) -> None:
         if result.verdict is not None:

@@ -98,9 +98,11 @@ def test_eval_verify_cli_on_a_slice_of_every_dataset(capsys):
     need_data("wice/claim_dev.jsonl")
     need_data("scifact/claims_dev.jsonl")
     need_data("citation_integrity/claims_dev.jsonl")
+    need_data("wice/non_supported_tokens_dev.jsonl")
     assert main(["eval", "verify", "all", "--limit", "6", "--setting", "oracle", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
-    assert set(results) == {"wice", "scifact_oracle", "citation-integrity_oracle"}
+    assert set(results) == {"wice", "scifact_oracle", "citation-integrity_oracle", "unsupported"}
+    assert results["unsupported"]["claims"] == 6
     wice = results["wice"]
     assert wice["claims"] == 6
     for method in ("verifier", "baseline_bm25_max", "baseline_minilm_max_cosine"):

@@ -16,7 +16,10 @@ __all__ = ["TASKS", "register", "run_eval_verify"]
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-TASKS = ("wice", "scifact", "citation-integrity")
+    from side.verify.verifier import Verifier
+
+_UNSUPPORTED_DEV = "non_supported_tokens_dev.jsonl"
+TASKS = ("wice", "scifact", "citation-integrity", "unsupported")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "dev. WiCE and Citation-Integrity (oracle) also get the verdict levels' confusion matrix and "
         "macro-F1 beside a majority-level baseline and the two baselines cut at train-chosen scores, "
         "and the count of claims that cannot be checked, by reason. Any file in the same schema can "
-        "be given with --claims/--corpus.",
+        "be given with --claims/--corpus. The unsupported task scores the words named as unsupported on "
+        "WiCE non_supported_tokens dev (token precision/recall/F1, with absent-from-page and "
+        "all-content-words baselines).",
     )
     p.add_argument("task", choices=TASKS + ("all",), nargs="?", default="wice")
     p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
@@ -57,10 +62,13 @@ def _open_retriever(config: Config, corpus_path: Path, k: int = 3) -> Callable[[
 
 
 def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
+    from side.data import require_file
     from side.evaluation.verify import citation_integrity_level, evaluate_scifact, evaluate_wice
     from side.verify.verifier import Verifier
 
     data = Path(config.data_dir)
+    if args.claims:  # a missing file is one line, before the models load
+        require_file(args.claims)
     verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
                              precision=config.verifier.precision)
     tasks = TASKS if args.task == "all" else (args.task,)
@@ -70,6 +78,10 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
             claims = args.claims or data / "wice" / "claim_dev.jsonl"
             with _bar("WiCE claims", claims, args.limit) as bar:
                 results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
+            continue
+        if task == "unsupported":
+            results["unsupported"] = _eval_unsupported(verifier, args.claims or data / "wice" / _UNSUPPORTED_DEV,
+                                                       args.limit)
             continue
         folder = "scifact" if task == "scifact" else "citation_integrity"
         claims = args.claims or data / folder / "claims_dev.jsonl"
@@ -86,6 +98,33 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     else:
         _print_tables(results)
     return 0
+
+
+def _eval_unsupported(verifier: Verifier, claims: Path, limit: int | None) -> dict[str, Any]:
+    """Token P/R/F1 of the verifier's unsupported-words tagger, with two baselines."""
+    from side.data import require_file
+    from side.errors import InputError
+    from side.evaluation.unsupported import evaluate_unsupported
+
+    require_file(claims)  # before the progress bar, so a missing file is one line
+    if verifier.tagger is None:
+        raise InputError("the model directory has no unsupported.json; run `side train unsupported`")
+    with _bar("WiCE unsupported tokens", claims, limit) as bar:
+        return evaluate_unsupported(verifier.tagger, verifier.embeddings, claims, limit, verifier.k,
+                                    progress=bar.update)
+
+
+def _print_unsupported(console: Any, res: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Unsupported words, token level ({res['claims']} sub-claims, {res['tokens']} tokens, "
+                  f"{res['unsupported_tokens']} unsupported)")
+    for col in ("method", "precision", "recall", "F1"):
+        table.add_column(col)
+    for name in ("tagger", "baseline_absent_from_page", "baseline_all_content"):
+        m = res[name]
+        table.add_row(name, _fmt(m["precision"]), _fmt(m["recall"]), _fmt(m["f1"]))
+    console.print(table)
 
 
 def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
@@ -124,7 +163,9 @@ def _print_tables(results: dict) -> None:
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
         _print_levels(console, "WiCE", wice)
     for name, res in results.items():
-        if name == "wice":
+        if name == "unsupported":
+            _print_unsupported(console, res)
+        if name in ("wice", "unsupported"):
             continue
         table = Table(title=f"{name} ({res['claims']} claims)")
         for col in ("level", "precision", "recall", "F1"):

@@ -42,6 +42,7 @@ from side.verify.evidence import (
     select_evidence,
 )
 from side.verify.levels import LevelThresholds, VerdictLevel
+from side.verify.unsupported import UNSUPPORTED_FILE, UnsupportedTagger
 
 __all__ = [
     "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
@@ -256,7 +257,7 @@ class Verifier:
     """Scores claims against sources; load once per process and reuse."""
 
     def __init__(self, cross_encoder: CrossEncoder, encoder: Encoder | None = None, combiner: Combiner | None = None,
-                 k: int = 8, batch_size: int = 32) -> None:
+                 k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None) -> None:
         from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
@@ -265,6 +266,11 @@ class Verifier:
         self.combiner = combiner
         self.k = k
         self.batch_size = batch_size
+        #: Names the claim's words the source does not back (None: no unsupported.json shipped).
+        self.tagger = tagger
+        #: Words are named for verdicts scored below this (None: the supported cut). A Pipeline
+        #: with a stricter supported cut raises it, so a verdict it re-levels keeps its words.
+        self.name_unsupported_below: float | None = None
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
@@ -276,6 +282,7 @@ class Verifier:
         """
         model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         cross = CrossEncoder(model_dir, device=device, precision=precision)
+        kwargs.setdefault("tagger", UnsupportedTagger.load(model_dir / UNSUPPORTED_FILE))
         combiner = Combiner.load(model_dir / COMBINER_FILE)
         if combiner is None:
             log.info("verifier %s (%s format): no usable %s, score = best SUPPORTS probability, default level cuts",
@@ -347,6 +354,14 @@ class Verifier:
             "bm25": float(math.log1p(max(0.0, max(c.bm25 for c in item.candidates)))),
         }
 
+    def _unsupported(self, item: Prepared, evidence: list[str], score: float) -> tuple[str, ...]:
+        """The claim's words the source does not back, for a verdict short of supported (cheap:
+        word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`)."""
+        cut = self.levels.supported if self.name_unsupported_below is None else self.name_unsupported_below
+        if self.tagger is None or score >= max(cut, self.levels.supported):
+            return ()
+        return self.tagger.tag(item.query.claim, evidence, item.sentences)
+
     def _decide(self, item: Prepared, probs: np.ndarray) -> Verdict:
         signals = self.signals(item, probs)
         best = int(np.argmax(probs[:, SUPPORTS]))
@@ -370,6 +385,7 @@ class Verifier:
             label = VerdictLabel.REFUTES
         return Verdict(
             label=label, score=round(score, 4), level=self.levels.level(score),
+            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], score),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
             evidence=evidence, signals={k: round(v, 4) for k, v in signals.items()},
         )
