@@ -9,6 +9,7 @@ handling of any Check is tested in test_workers_*). Posting nothing is checked o
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -51,6 +52,7 @@ def run_backlog(mediawiki, env, *args):
     assert result.returncode == 0, result.stderr[-3000:]
     summary = [line for line in result.stderr.splitlines() if "backlog: " in line]
     assert summary, result.stderr[-3000:]
+    logging.getLogger(__name__).info("%s", summary[-1])  # the intake rate, for the operator reading the log
     return summary[-1]
 
 
