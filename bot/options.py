@@ -25,7 +25,7 @@ from side.errors import ConfigError, InputError
 #: Options that print the help (pywikibot's ``-help``, ``-help:global``; the usual spellings too).
 HELP_OPTIONS = frozenset({"-help", "--help", "-h"})
 #: Options that take a number, and which kind.
-NUMBERS: dict[str, type] = {"wait": float, "poll": float, "limit": int}
+NUMBERS: dict[str, type] = {"wait": float, "poll": float, "limit": int, "maxpages": int}
 
 
 class UsageError(InputError):
@@ -53,6 +53,9 @@ class SideBotOptions(OptionHandler):
         "api": None,          # a wiki without a pywikibot family, by its api.php URL
         "streamurl": None,    # with -stream: an EventStreams-compatible URL
         "sideconfig": None,   # Side's TOML configuration
+        "backlog": False,     # check the claims in the tags' tracking categories, then exit
+        "templates": None,    # with -backlog: these tags (comma-separated) instead of bot.backlog_templates
+        "maxpages": None,     # with -backlog: pages per run (default: bot.backlog_max_pages)
     }
 
 

@@ -46,6 +46,18 @@ These options are specific to this bot:
 
 -sideconfig:FILE    Side's TOML configuration (default: $SIDE_CONFIG or ./side.toml).
 
+-backlog            Backlog mode: read the tracking categories of maintenance tags
+                    ({{failed verification}}, {{citation needed}}...; bot.backlog_templates and
+                    bot.backlog_categories), submit a Check per page with its tagged claims
+                    (origin backlog, shown on the dashboard's Backlog view), and exit. Resumes
+                    after the pages done (bot.backlog_checkpoint, or var/backlog-WIKI.json).
+                    It never edits the wiki and posts nothing, so it takes no -post.
+
+-templates:A,B      With -backlog: only these tags (names or redirects, e.g. fv,cn).
+
+-maxpages:N         With -backlog: read at most N new pages this run (default:
+                    bot.backlog_max_pages).
+
 -help               This text; -help:global also lists pywikibot's global options.
 
 Global pywikibot options apply too, as in any pywikibot script (pywikibot.handle_args), among
@@ -66,6 +78,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from bot.backlog import BacklogBot, BacklogCheckpoint, BacklogSettings, backlog_checkpoint_path
 from bot.changes import (
     Change,
     ChangeFeed,
@@ -292,12 +305,46 @@ def site_spec(config: Config):
     return SiteSpec(wiki=bot.wiki, site=bot.site, api_url=bot.api_url, user=bot.user, password_file=bot.password_file)
 
 
-def build_bot(config: Config, options: SideBotOptions, out=None) -> CitationBot:
+def build_backlog_bot(config: Config, options: SideBotOptions) -> BacklogBot:
+    """The backlog mode's bot: the tags' tracking categories, the store and queue, its checkpoint."""
+    from bot.site import open_site
+
+    opt, bot = options.opt, config.bot
+    if opt.post:
+        raise UsageError("-backlog posts nothing (results go to the dashboard), so it takes no -post")
+    for name in ("once", "wait", "limit", "start", "stream", "streamurl", "poll", "noreport"):
+        if opt[name] != SideBotOptions.available_options[name]:
+            raise UsageError(f"-{name} is for following recent changes, not for -backlog")
+    templates = [t for t in opt.templates.split(",") if t.strip()] if opt.templates else None
+    settings = BacklogSettings.from_config(bot, templates, opt.maxpages)
+    site = open_site(site_spec(config), login=True)
+    store = Store.open(config.database_url)
+    path = backlog_checkpoint_path(bot.backlog_checkpoint, bot.wiki, config.var_dir)
+    log.info("backlog of %s on %s: %s, at most %d pages", ", ".join(settings.templates), bot.wiki,
+             ", ".join(settings.category_list()), settings.max_pages)
+    return BacklogBot(site, make_submit(config, store), BacklogCheckpoint.load(path, bot.wiki), bot.wiki, settings)
+
+
+def _run_backlog(bot: BacklogBot) -> int:
+    try:
+        bot.run()
+    except KeyboardInterrupt:
+        log.info("interrupted; %d pages done so far", len(bot.checkpoint.done))
+        return 130
+    except SideError as exc:
+        print(f"side-bot: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def build_bot(config: Config, options: SideBotOptions, out=None) -> CitationBot | BacklogBot:
     """Open the site, the store and the queue, and assemble the bot (after ``handle_args``)."""
     from bot.policy import report_threshold
     from bot.reporter import Reporter
     from bot.site import open_site
 
+    if options.opt.backlog:
+        return build_backlog_bot(config, options)
     bot = config.bot
     site = open_site(site_spec(config), login=True)
     store = Store.open(config.database_url)
@@ -363,6 +410,8 @@ def main(*args: str) -> int:
         return EXIT_USAGE
     signal.signal(signal.SIGTERM, bot.stop)
     opt = options.opt
+    if isinstance(bot, BacklogBot):
+        return _run_backlog(bot)
     try:
         bot.run(once=opt.once, wait_s=opt.wait, limit=opt.limit, start=opt.start)
     except KeyboardInterrupt:

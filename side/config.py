@@ -201,6 +201,25 @@ class BotConfig:
     poll_interval_s: float = 10.0
     #: Where the last seen recent change is kept; empty = var/bot-<wiki>.json.
     checkpoint: str = ""
+    #: Backlog mode (side-bot -backlog): the maintenance tags whose claims are checked, by
+    #: canonical name (see side.extract.tagged), and the tracking category listing each tag's pages.
+    backlog_templates: list[str] = field(default_factory=lambda: [
+        "failed verification", "better source needed", "citation needed", "citation needed span"])
+    backlog_categories: dict[str, str] = field(default_factory=lambda: {
+        "failed verification": "All articles with failed verification",
+        "better source needed": "All articles lacking reliable references",
+        "citation needed": "All articles with unsourced statements",
+        "citation needed span": "All articles with unsourced statements",
+    })
+    #: More redirects to the tags, lower case, as {alias = canonical name}, on top of
+    #: English Wikipedia's (side.extract.tagged.DEFAULT_ALIASES).
+    backlog_aliases: dict[str, str] = field(default_factory=dict)
+    #: Pages read per backlog run at most: a category of 100,000 pages is worked through run by run.
+    backlog_max_pages: int = 200
+    #: Pages read per minute at most (0 = as fast as pywikibot's own throttle allows).
+    backlog_pages_per_min: float = 60.0
+    #: Where the pages already done are kept; empty = var/backlog-<wiki>.json.
+    backlog_checkpoint: str = ""
 
 
 @dataclass

@@ -70,6 +70,10 @@ class WikiLinks:
             return self.article(wiki, title)
         return self._index(wiki, title=title.replace(" ", "_"), oldid=revision)
 
+    def edit_section(self, wiki: str, title: str, section: int) -> str | None:
+        """The wiki's editor opened at one section (0 = the lead), where a tagged claim is fixed."""
+        return self._index(wiki, title=title.replace(" ", "_"), action="edit", section=section)
+
     def diff(self, wiki: str, revision: int | None, parent: int | None) -> str | None:
         """The edit that was checked; None when the check did not come from a revision."""
         if revision is None:

@@ -45,6 +45,8 @@ class Origin(StrEnum):
     GADGET = "gadget"
     API = "api"
     CLI = "cli"
+    #: side-bot -backlog: a claim an editor already tagged ({{failed verification}}, {{citation needed}}...).
+    BACKLOG = "backlog"
 
 
 class ReviewStatus(StrEnum):

@@ -144,7 +144,7 @@ class Claim:
         return digest[:16]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "article_title": self.article_title,
             "section": list(self.section),
             "text": self.text,
@@ -153,6 +153,9 @@ class Claim:
             "use_index": self.use_index,
             "key": self.key,
         }
+        if "tag" in self.extra:  # the maintenance tag an editor put on it (side.extract.tagged)
+            data["tag"] = dict(self.extra["tag"])
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Claim:
@@ -163,4 +166,5 @@ class Claim:
             left_context=data.get("left_context", data.get("text", "")),
             citation=Citation.from_dict(data.get("citation", {"id": "", "kind": "text"})),
             use_index=int(data.get("use_index", 0)),
+            extra={"tag": dict(data["tag"])} if isinstance(data.get("tag"), dict) else {},
         )

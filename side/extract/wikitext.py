@@ -456,14 +456,15 @@ def _is_ref_tag(node: Tag) -> bool:
     return str(node.tag).strip().lower() == "ref"
 
 
-def _walk_page(wikitext: str, context_words: int, max_claims: int | None = None) -> _Walker:
+def _walk_page(wikitext: str, context_words: int, max_claims: int | None = None,
+               walker: _Walker | None = None) -> _Walker:
     if not isinstance(wikitext, str):
         raise InputError(f"wikitext must be a str, not {type(wikitext).__name__}")
     if not isinstance(context_words, int) or context_words < 0:
         raise InputError(f"context_words must be a non-negative int, not {context_words!r}")
     # Lone surrogates cannot be hashed or written out; they are never meaningful text.
     wikitext = wikitext.encode("utf-8", "replace").decode("utf-8")
-    walker = _Walker(context_words, max_claims)
+    walker = walker if walker is not None else _Walker(context_words, max_claims)
     code, walker.report = parse_wikitext(wikitext)
     try:
         walker.walk(code, walker.main)

@@ -34,7 +34,9 @@ from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
 from gadget.server.present import CANNOT_CHECK_TEXT
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
-from service.store import Check, DismissReason, ReviewStatus, StoredResult
+from service.store import Check, CheckStatus, DismissReason, Origin, ReviewStatus, StoredResult
+from side.extract.claims import Claim
+from side.pipeline import Suggestion
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence
 
@@ -366,6 +368,56 @@ def stats() -> str:
     }
     return render_template("stats.html", stats=numbers, plots=plots, wiki=wiki, days=days, wikis=svc.store.wikis(),
                            day_choices=STATS_DAYS, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class BacklogRow:
+    """One tagged claim of a backlog check, with its result once the check is done."""
+
+    check: Check
+    claim: Claim
+    tag: dict[str, Any]
+    result: StoredResult | None
+    #: The wiki's editor at the claim's section ("Fix it"); None for a wiki without a known URL.
+    edit_url: str | None
+
+    @property
+    def suggestion(self) -> Suggestion | None:
+        return self.result.suggestions[0] if self.result is not None and self.result.suggestions else None
+
+
+#: Backlog checks read for one view (newest first); the filters apply to their claims.
+BACKLOG_CHECKS = 500
+
+
+def backlog_rows(wiki: str | None) -> list[BacklogRow]:
+    """The tagged claims of the newest backlog checks, in check order."""
+    svc = services()
+    rows = []
+    for check in svc.store.checks(origin=Origin.BACKLOG, wiki=wiki, limit=BACKLOG_CHECKS):
+        results = {r.claim_key: r for r in svc.store.results(check.id)} if check.status == CheckStatus.DONE else {}
+        for claim in check.claims:
+            tag = claim.extra.get("tag") or {}
+            rows.append(BacklogRow(check, claim, tag, results.get(claim.key),
+                                   svc.links.edit_section(check.wiki, check.title, int(tag.get("section_index", 0)))))
+    return rows
+
+
+@bp.get("/backlog")
+def backlog() -> str:
+    """Claims editors tagged ({{failed verification}}, {{citation needed}}...), with Side's
+    result and a "Fix it" link to the section, like Citation Hunt's queue. Side edits nothing."""
+    svc = services()
+    wiki = request.args.get("wiki") or None
+    category = (request.args.get("category") or "")[:255]
+    template = (request.args.get("template") or "")[:255]
+    everything = backlog_rows(wiki)
+    rows = [r for r in everything if (not category or r.tag.get("category") == category)
+            and (not template or r.tag.get("template") == template)]
+    return render_template("backlog.html", rows=rows, wiki=wiki or "", category=category, template=template,
+                           wikis=svc.store.wikis(),
+                           categories=sorted({str(r.tag.get("category", "")) for r in everything} - {""}),
+                           templates=sorted({str(r.tag.get("template", "")) for r in everything} - {""}))
 
 
 def _by_level(values: dict[str, list[int]]) -> list[tuple[str, str, list[int]]]:
