@@ -10,22 +10,25 @@ editor or a source controls becomes markup: text is quoted with :func:`bot.marku
 URLs go through :func:`bot.markup.external_link` and page titles through
 :func:`bot.markup.page_link` (no templates, signatures, comments, behaviour switches, headings,
 categories or links injected by a cited URL, a title or a source page).
+
+The section is written in the wiki's content language (``bot/i18n/``, translatewiki.net JSON,
+``side-report-*`` keys; English where Side has no messages in it): a German wiki gets a German
+report. Only the messages' own text is markup; every parameter that quotes someone else's text
+is already quoted as above.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 from bot.markup import external_link, nowiki, page_link
 from service.store import StoredResult
-from side.verify.levels import VerdictLevel
+from side.messages import Catalog, Messages
 
-#: What each level says about the cited source, after the level's own words.
-LEVEL_NOTES = {VerdictLevel.SUPPORTED: "the cited source appears to support the claim.",
-               VerdictLevel.PARTIALLY_SUPPORTED: "the cited source appears to support only part of the claim.",
-               VerdictLevel.NOT_SUPPORTED: "the cited source does not appear to support the claim.",
-               VerdictLevel.CANNOT_CHECK: "Side could not check the cited source."}
+#: The report's messages (translatewiki.net JSON, ``side-report-*``), one file per language.
+MESSAGES = Catalog(Path(__file__).resolve().parent / "i18n")
 #: At most this many unsupported words are quoted per citation, each at most WORD_CHARS long.
 MAX_WORDS, WORD_CHARS = 12, 80
 
@@ -77,66 +80,64 @@ class TalkReport:
                 f"== {self.heading} ==\n{self.body}\n--- end of report")
 
 
-def _item_text(n: int, item: ReportItem) -> str:
+def _score(msg: Messages, score: float | None) -> str:
+    return msg.number(score) if score is not None else msg("side-report-no-score")
+
+
+def _item_text(msg: Messages, n: int, item: ReportItem) -> str:
     result = item.result
-    lines = [f"'''Citation {n}'''", "; Claim", f": {nowiki(item.claim_text)}",
-             "; Verdict", f": '''{result.level.text}''': {LEVEL_NOTES[result.level]}"]
+    lines = [msg("side-report-citation", n), f"; {msg('side-report-claim')}", f": {nowiki(item.claim_text)}",
+             f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}"]
     words = item.unsupported
     if words:
         quoted = ", ".join(nowiki(w, WORD_CHARS) for w in words[:MAX_WORDS])
-        more = f" and {len(words) - MAX_WORDS} more" if len(words) > MAX_WORDS else ""
-        lines.append(f": Words of the claim the source does not back: {quoted}{more}")
-    lines += ["; Cited source", f": {external_link(item.citation_url, item.citation_title)}"]
-    score = f"{result.score:.2f}" if result.score is not None else "n/a"
+        lines.append(": " + (msg("side-report-unsupported-more", quoted, len(words) - MAX_WORDS)
+                             if len(words) > MAX_WORDS else msg("side-report-unsupported", quoted)))
+    lines += [f"; {msg('side-report-cited-source')}", f": {external_link(item.citation_url, item.citation_title)}"]
+    score = _score(msg, result.score)
     evidence = result.evidence
     if evidence:
-        lines.append(f": Its best matching passage (support score {score} on a 0–1 scale): "
-                     f"{nowiki(evidence[0].text)}")
+        lines.append(": " + msg("side-report-passage", score, nowiki(evidence[0].text)))
     else:
-        lines.append(f": Support score {score} on a 0–1 scale; no passage of the page matched the claim.")
+        lines.append(": " + msg("side-report-no-passage", score))
     if result.reasons:
-        lines.append(": Why it was flagged: " + nowiki("; ".join(result.reasons), 300))
+        lines.append(": " + msg("side-report-reasons", nowiki("; ".join(result.reasons), 300)))
+    lines.append(f"; {msg('side-report-suggested-source')}")
     if result.suggestions:
         best = result.suggestions[0]
-        lines += ["; Suggested source",
-                  f": {external_link(best.url, best.title)} (support score {best.score:.2f})"]
+        lines.append(": " + msg("side-report-suggestion", external_link(best.url, best.title), msg.number(best.score)))
         if best.evidence and best.evidence.text:
-            lines.append(f": Evidence: {nowiki(best.evidence.text)}")
+            lines.append(": " + msg("side-report-evidence", nowiki(best.evidence.text)))
         if best.message:  # one of the article's own sources: reuse its ref
-            lines.append(f": {best.message[:1].upper()}{best.message[1:]}.")
+            lines.append(": " + msg("side-report-reuse"))
         if best.cite:
-            lines.append(f": Ready to paste: <code>{nowiki(best.cite, 1000)}</code>")
+            lines.append(": " + msg("side-report-cite", f"<code>{nowiki(best.cite, 1000)}</code>"))
         if best.name_ref:
-            lines.append(f": That source's ref has no name yet; give it this one first: "
-                         f"<code>{nowiki(best.name_ref, 1000)}</code>")
+            lines.append(": " + msg("side-report-name-ref", f"<code>{nowiki(best.name_ref, 1000)}</code>"))
     else:
-        lines += ["; Suggested source", (": Side found no better source in its corpus; please look for one "
-                                         "or check that the cited page supports the claim.")]
+        lines.append(": " + msg("side-report-no-suggestion"))
     return "\n".join(lines)
 
 
 def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision: int | None,
                  items: list[ReportItem], dashboard_url: str, run_page: str, feedback_page: str, optout_name: str,
-                 today: date | None = None) -> TalkReport:
-    """Compose the talk-page section for the reportable citations of one check."""
+                 today: date | None = None, lang: str = "en") -> TalkReport:
+    """Compose the talk-page section for the reportable citations of one check, in ``lang`` (the
+    wiki's content language; English where Side has no messages in it)."""
     if not items:
         raise ValueError("a report needs at least one citation")
+    msg = MESSAGES.messages(lang)
     today = today or date.today()
-    count = f"{len(items)} citation" + ("s" if len(items) > 1 else "")
-    heading = f"Automated citation check: {count} not supported by the cited source ({today.isoformat()})"
-    diff = f"[[Special:Diff/{int(revision)}|this edit]]" if revision else "a recent edit"
-    intro = (f"''This is an automated suggestion by a bot running [[{feedback_page}|Side]], a citation-"
-             f"verification tool. It can be wrong: please read the sources before changing the article.''\n\n"
-             f"Side read the sources cited in {diff} to {page_link(title)} and rates {count} '''not supported''': "
-             "the source does not appear to support the sentence it is attached to. A better source is "
-             "suggested where Side found one.")
-    body = [intro, *(_item_text(n, item) for n, item in enumerate(items, 1))]
-    body.append(
-        f"'''Feedback:''' mark each suggestion right or wrong on the [{dashboard_url} Side dashboard], or reply "
-        f"at [[{feedback_page}]]. '''Opt out:''' add <code><nowiki>{{{{bots|optout={optout_name}}}}}</nowiki>"
-        f"</code> to this talk page and the bot will not post here again; anyone can stop the bot everywhere at "
-        f"[[{run_page}]]. ~~~~")
-    summary = (f"Automated citation check of {page_link(title)}: {count} not supported by the cited source "
-               f"(suggestion only; opt out with {{{{bots|optout={optout_name}}}}})")
+    count = len(items)
+    heading = msg("side-report-heading", count, today.isoformat())
+    article = page_link(title)
+    intro = (msg("side-report-intro-diff", int(revision), article, count) if revision
+             else msg("side-report-intro-recent", article, count))
+    body = [msg("side-report-disclaimer", feedback_page) + "\n\n" + intro,
+            *(_item_text(msg, n, item) for n, item in enumerate(items, 1))]
+    optout = f"{{{{bots|optout={optout_name}}}}}"
+    body.append(msg("side-report-footer", dashboard_url, feedback_page, f"<code><nowiki>{optout}</nowiki></code>",
+                    run_page))
+    summary = msg("side-report-summary", article, count, optout)
     return TalkReport(wiki=wiki, title=title, talk_title=talk_title, check_id=check_id, revision=revision,
                       heading=heading, body="\n\n".join(body), summary=summary, items=tuple(items))

@@ -122,7 +122,7 @@ class Reporter:
             return self._skip(record, decision.reason)
         report = build_report(record.wiki, article.title(), talk.title(), record.id, record.revision, items,
                               f"{self.public_url}/dashboard/checks/{record.id}", self.config.run_page,
-                              self.config.feedback_page, self.config.optout_name)
+                              self.config.feedback_page, self.config.optout_name, lang=self.site.lang)
         return self._deliver(record, talk, report)
 
     def current_article(self, title: str):

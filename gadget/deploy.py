@@ -18,8 +18,10 @@ What it writes (only pages whose text changed):
 
 * every page named in ``gadget/gadget-definition.txt`` as ``MediaWiki:Gadget-<page>``:
   the ``.js``/``.css`` files of ``gadget/src/``, ``side-config.json`` (with ``apiUrl`` set to
-  ``--service-url`` when given) and ``side-messages.json``, built from ``gadget/i18n/en.json``;
-* ``MediaWiki:Gadget-side``, the description shown on Special:Preferences;
+  ``--service-url`` when given) and ``side-messages.json``, every language of ``gadget/i18n/``
+  by code (``{"en": {...}, "de": {...}}``; the gadget picks the user's language, English beneath);
+* ``MediaWiki:Gadget-side``, the description shown on Special:Preferences, and its translations
+  ``MediaWiki:Gadget-side/<code>``;
 * the definition line in ``MediaWiki:Gadgets-definition``: an existing ``* side[...]`` line is
   replaced, otherwise the line is added under ``== editing-gadgets ==`` (created if missing).
   The rest of the page is kept as it is.
@@ -58,10 +60,10 @@ logger = logging.getLogger(__name__)
 GADGET_DIR = Path(__file__).resolve().parent
 DEFINITION_FILE = GADGET_DIR / "gadget-definition.txt"
 SOURCE_DIR = GADGET_DIR / "src"
-MESSAGES_FILE = GADGET_DIR / "i18n" / "en.json"
+MESSAGES_DIR = GADGET_DIR / "i18n"
 #: Gadget name, as in ``* side[...]`` and the ``MediaWiki:Gadget-side`` description page.
 GADGET_NAME = "side"
-#: The package file built from i18n/en.json instead of read from src/.
+#: The package file built from i18n/ instead of read from src/.
 MESSAGES_PAGE = "side-messages.json"
 CONFIG_PAGE = "side-config.json"
 SECTION = "editing-gadgets"
@@ -101,10 +103,19 @@ def definition_pages(line: str) -> list[str]:
     return [part.strip() for part in line.split("]", 1)[1].split("|") if part.strip()]
 
 
-def messages_json(path: Path = MESSAGES_FILE) -> str:
-    messages = json.loads(path.read_text(encoding="utf-8"))
-    messages.pop("@metadata", None)
-    return json.dumps(messages, ensure_ascii=False, indent="\t") + "\n"
+def language_messages(folder: Path = MESSAGES_DIR) -> dict[str, dict[str, str]]:
+    """Each language's messages by code, English first; the documentation (qqq) left out."""
+    messages = {}
+    for path in sorted(folder.glob("*.json"), key=lambda p: (p.stem != "en", p.stem)):
+        if path.stem != "qqq":
+            texts = json.loads(path.read_text(encoding="utf-8"))
+            texts.pop("@metadata", None)
+            messages[path.stem] = texts
+    return messages
+
+
+def messages_json(folder: Path = MESSAGES_DIR) -> str:
+    return json.dumps(language_messages(folder), ensure_ascii=False, indent="\t") + "\n"
 
 
 def config_json(service_url: str | None) -> str:
@@ -129,8 +140,10 @@ def gadget_pages(service_url: str | None = None) -> list[Page]:
                 raise DeployError(f"{DEFINITION_FILE.name} names {name}, which is not in {SOURCE_DIR}")
             text = path.read_text(encoding="utf-8")
         pages.append(Page(f"MediaWiki:Gadget-{name}", text))
-    description = json.loads(MESSAGES_FILE.read_text(encoding="utf-8"))["side-gadget-description"]
-    pages.append(Page(f"MediaWiki:Gadget-{GADGET_NAME}", description))
+    for lang, texts in language_messages().items():
+        if "side-gadget-description" in texts:
+            suffix = "" if lang == "en" else f"/{lang}"
+            pages.append(Page(f"MediaWiki:Gadget-{GADGET_NAME}{suffix}", texts["side-gadget-description"]))
     return pages
 
 

@@ -33,12 +33,15 @@ def test_every_page_of_the_definition_line_is_built():
     pages = {page.title: page.text for page in deploy.gadget_pages("https://side.example.org/")}
     names = deploy.definition_pages(line)
     assert names[0] == "side.js"  # the package's entry point comes first
-    assert [f"MediaWiki:Gadget-{name}" for name in names] == list(pages)[:-1]
+    assert [f"MediaWiki:Gadget-{name}" for name in names] == list(pages)[:-2]
     assert "default" not in line.split("]")[0]  # opt-in, never a default gadget
     messages = json.loads(pages["MediaWiki:Gadget-side-messages.json"])
-    assert "@metadata" not in messages and messages["side-insert"] == "Insert citation"
+    assert list(messages)[0] == "en" and "de" in messages and "qqq" not in messages  # by language, English first
+    assert "@metadata" not in messages["en"] and messages["en"]["side-insert"] == "Insert citation"
+    assert messages["de"]["side-insert"] == "Beleg einfügen"
     assert json.loads(pages["MediaWiki:Gadget-side-config.json"])["apiUrl"] == "https://side.example.org"
     assert pages["MediaWiki:Gadget-side"].startswith("Side:")
+    assert pages["MediaWiki:Gadget-side/de"].startswith("Side: prüft")  # the description's translation
 
 
 def test_the_definition_line_is_replaced_or_added_and_nothing_else_changes():

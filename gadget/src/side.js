@@ -7,6 +7,8 @@
  * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md). Its "backend"
  * picks whom to ask (side-api.js chooseBackend): Lift Wing on a Wikimedia wiki, whose
  * Content-Security-Policy allows nothing else, the Side service (apiUrl) elsewhere.
+ * Messages: side-messages.json holds every language's messages by code (built from i18n/ by
+ * deploy.py); the user's language (wgUserLanguage) is shown, English where a message is missing.
  * Nothing here may break the editor: every callback runs guarded, errors are only logged.
  */
 'use strict';
@@ -93,7 +95,20 @@ function setup( editor, config ) {
 	mw.hook( 'side.ready' ).fire( controller, panel );
 }
 
-mw.messages.set( messages );
+/**
+ * The messages of a language: English beneath, then the base language ("de" for "de-at"),
+ * then the language itself.
+ *
+ * @param {Object} all Messages by language code
+ * @param {string} lang
+ * @return {Object}
+ */
+function languageMessages( all, lang ) {
+	var code = String( lang || 'en' ).toLowerCase();
+	return $.extend( {}, all.en, all[ code.split( '-' )[ 0 ] ] || {}, all[ code ] || {} );
+}
+
+mw.messages.set( languageMessages( messages, mw.config.get( 'wgUserLanguage' ) ) );
 
 /**
  * Run after the user's own scripts (common.js), which may set window.sideGadgetConfig.

@@ -71,6 +71,22 @@ describe( 'side.js', () => {
 		expect( document.querySelectorAll( '.side-panel' ) ).toHaveLength( 1 );
 	} );
 
+	it( 'speaks the user\'s language, English where a message is missing', () => {
+		const mw = loadGadget( { config: { apiUrl: 'https://side.example.org' }, pageConfig: { wgUserLanguage: 'de' } } );
+		mw.hook( 'wikipage.editform' ).fire( $( '#editform' ) );
+		const panel = document.querySelector( '.side-panel' );
+		expect( panel.textContent ).toContain( 'Belegprüfung (Side)' );
+		expect( panel.querySelector( '.side-consent-allow' ).textContent ).toBe( 'Erlauben und Belege prüfen' );
+		expect( mw.message( 'side-verdict-not-supported' ).text() ).toBe( 'Nicht gestützt' );
+		expect( mw.message( 'side-status-checking', 1 ).text() ).toBe( 'Ein Beleg wird geprüft …' );
+		expect( mw.message( 'side-status-checking', 3 ).text() ).toBe( '3 Belege werden geprüft …' );
+		// A regional variant gets its base language; a language Side has no messages in, English.
+		expect( loadGadget( { pageConfig: { wgUserLanguage: 'de-at' } } ).message( 'side-title' ).text() )
+			.toBe( 'Belegprüfung (Side)' );
+		expect( loadGadget( { pageConfig: { wgUserLanguage: 'fr' } } ).message( 'side-title' ).text() )
+			.toBe( 'Source check (Side)' );
+	} );
+
 	it( 'stays out of pages that are not wikitext in a checked namespace', () => {
 		let mw = loadGadget( { pageConfig: { wgPageContentModel: 'javascript' } } );
 		mw.hook( 'wikipage.editform' ).fire( $( '#editform' ) );

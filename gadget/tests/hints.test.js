@@ -161,6 +161,14 @@ describe( 'the messages', () => {
 		expect( keys( documentation ).sort() ).toEqual( keys( messages ).sort() );
 	} );
 
+	it( 'has exactly the English keys in every translation and in the documentation', () => {
+		fs.readdirSync( path.join( __dirname, '..', 'i18n' ) ).filter( ( name ) => name.endsWith( '.json' ) ).forEach( ( name ) => {
+			const json = JSON.parse( fs.readFileSync( path.join( __dirname, '..', 'i18n', name ), 'utf8' ) );
+			expect( { name, keys: keys( json ).sort() } ).toEqual( { name, keys: keys( messages ).sort() } );
+			expect( json[ '@metadata' ].authors.length ).toBeGreaterThan( 0 );
+		} );
+	} );
+
 	it( 'keeps no message of the older verdict words', () => {
 		expect( keys( messages ).filter( ( key ) => /unclear|fails/.test( key ) ) ).toEqual( [] );
 		expect( Object.values( messages ).join( '\n' ) ).not.toMatch( /SUPPORTS|REFUTES|NOT ENOUGH INFO/ );

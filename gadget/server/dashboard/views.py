@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
 
-from gadget.server.dashboard import charts
+from gadget.server.dashboard import charts, messages
 from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
 from gadget.server.present import CANNOT_CHECK_TEXT
 from gadget.server.services import request_origin, services
@@ -358,7 +358,8 @@ def stats() -> str:
     threshold = svc.presenter.flag_threshold
     plots = {
         "levels": charts.level_bars("Checked citations by verdict",
-                                    [(value, text, numbers.levels.get(value, 0)) for value, text in LEVELS.items()]),
+                                    [(value, text, numbers.levels.get(value, 0))
+                                     for value, text in messages.LevelText().items()]),
         "scores": charts.score_histogram(numbers.score_bins, _by_level(numbers.level_histogram), threshold),
         "daily": charts.daily_bars(numbers.flagged_per_day, _by_level(numbers.flagged_per_day_by_level)),
         "acceptance": charts.ring("Share of reviewed suggestions accepted", numbers.accepted,
@@ -422,17 +423,17 @@ def backlog() -> str:
 
 def _by_level(values: dict[str, list[int]]) -> list[tuple[str, str, list[int]]]:
     """(level, its text, values) for the scored levels, in the levels' order (chart layers)."""
-    return [(value, LEVELS[value], values[value]) for value in LEVELS if value in values]
+    return [(value, messages.LevelText()[value], values[value]) for value in LEVELS if value in values]
 
 
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
+    messages.init_app(app)  # msg(), level_text and ui_lang() in the request's language
     app.jinja_env.filters["domain"] = domain
     app.jinja_env.globals["dismiss_reasons"] = list(DismissReason)
     app.jinja_env.globals["page_link"] = page_link
     app.jinja_env.globals["source_note"] = source_note
     app.jinja_env.globals["cannot_check_text"] = CANNOT_CHECK_TEXT
-    app.jinja_env.globals["level_text"] = LEVELS
     app.jinja_env.globals["level_reason"] = level_reason
     app.jinja_env.globals["is_flagged"] = is_flagged
     app.jinja_env.globals["unsupported_words"] = unsupported_words

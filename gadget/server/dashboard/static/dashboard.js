@@ -12,11 +12,14 @@
 			return;
 		}
 		field.select();
+		// The labels come from the page, in its language.
+		var label = button.getAttribute('data-label') || button.textContent;
+		button.setAttribute('data-label', label);
 		var done = function () {
-			button.textContent = 'Copied';
+			button.textContent = button.getAttribute('data-copied') || 'Copied';
 			button.classList.add('done');
 			setTimeout(function () {
-				button.textContent = 'Copy';
+				button.textContent = label;
 				button.classList.remove('done');
 			}, 1500);
 		};
