@@ -290,9 +290,6 @@ def test_visual_editor_lists_verdicts_and_inserts_a_cite_reference(page, mediawi
     """VisualEditor's visual mode (Parsoid from core): hints for the reference nodes, and "Insert
     citation" adds a Cite reference node whose body is a {{cite web}} transclusion."""
     grant_consent(mediawiki)
-    # VisualEditor's first-use welcome dialog would make the page behind it inert.
-    mediawiki.call({"action": "options", "change": "visualeditor-hidebetawelcome=1",
-                    "token": mediawiki.token(EDITOR)}, EDITOR, post=True)
     login(page, mediawiki, installed["password"])
     page.goto(f"{mediawiki.index}?title={quote(TITLE.replace(' ', '_'))}&veaction=edit&useskin=vector-2022")
     page.wait_for_selector(".ve-ce-surface .mw-ref", timeout=60_000)

@@ -73,6 +73,8 @@ $wgGroupPermissions['user']['noratelimit'] = true;
 wfLoadExtension( 'Parsoid', "$IP/vendor/wikimedia/parsoid/extension.json" );
 $wgDefaultUserOptions['visualeditor-enable'] = 1;
 $wgVisualEditorAvailableNamespaces = [ 0 => true ];
+# Its first-use welcome dialog would cover both editors (and make the page behind it inert).
+$wgVisualEditorShowBetaWelcome = false;
 # Every recent change is also pushed as JSON over UDP (core RCFeed), the raw material of a local
 # EventStreams stand-in; nothing needs to listen.
 $wgRCFeeds['side-udp'] = [ 'formatter' => 'JSONRCFeedFormatter', 'uri' => 'udp://127.0.0.1:RC_FEED_PORT',
