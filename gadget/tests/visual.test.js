@@ -10,6 +10,8 @@
 const { visualEditor, mirror, parseTemplate, transclusionElement } = require( '../src/side-visual.js' );
 const { findRefs } = require( '../src/side-refs.js' );
 const { planInsertion } = require( '../src/side-insert.js' );
+const $ = require( 'jquery' );
+const { createMw } = require( './helpers/mw.js' );
 
 function chars( text, hashes ) {
 	return text.split( '' ).map( ( c ) => ( hashes ? [ c, hashes ] : c ) );
@@ -110,7 +112,7 @@ function fakeSurface( data ) {
 			handlers.push( handler );
 		}
 	};
-	return { doc, model, getModel: () => model, $element: { after() {} } };
+	return { doc, model, getModel: () => model, $element: { after() {} }, getMode: () => 'visual' };
 }
 
 /* Cite's reference model, reduced to what the gadget calls. */
@@ -248,5 +250,41 @@ describe( 'visualEditor', () => {
 		const use = findRefs( editor.getText() )[ 0 ];
 		editor.select( use.start, use.end );
 		expect( [ surface.model.selection.start, surface.model.selection.end ] ).toEqual( [ 79, 81 ] );
+	} );
+} );
+
+describe( 'side.js in visual mode', () => {
+	function loadGadget( surface ) {
+		document.body.innerHTML = '<div id="surface"></div>';
+		surface.$element = $( '#surface' );
+		const mw = createMw( { config: { wgPageContentModel: 'wikitext', wgNamespaceNumber: 0,
+			wgDBname: 'testwiki', wgPageName: 'Alsea', wgCurRevisionId: 7 } } );
+		global.mw = mw;
+		// eslint-disable-next-line no-jquery/variable-pattern -- the jQuery global itself
+		global.$ = $;
+		window.ve = Object.assign( { init: { target: { getSurface: () => surface } } }, VE );
+		window.sideGadgetConfig = {};
+		jest.isolateModules( () => {
+			require( '../src/side.js' );
+		} );
+		return mw;
+	}
+
+	afterEach( () => {
+		delete window.ve;
+	} );
+
+	test( 'starts once per surface on "ve.activationComplete", under it, inserting through the model', () => {
+		const surface = fakeSurface( articleData() ), mw = loadGadget( surface ), ready = [];
+		mw.hook( 'side.ready' ).add( ( controller ) => ready.push( controller ) );
+		mw.hook( 've.activationComplete' ).fire();
+		mw.hook( 've.activationComplete' ).fire(); // e.g. after a dialog: same surface, no second panel
+		expect( ready ).toHaveLength( 1 );
+		expect( document.querySelectorAll( '.side-panel' ) ).toHaveLength( 1 );
+		expect( document.querySelector( '#surface + .side-panel' ) ).not.toBeNull();
+		const weak = findRefs( mirror( surface.doc ).text )[ 1 ];
+		ready[ 0 ].insert( weak.key, { url: 'http://example.org/history', title: 'History' } );
+		expect( surface.doc.data.data[ 110 ] ).toEqual( expect.objectContaining( { type: 'mwReference' } ) );
+		expect( mw.log.error ).not.toHaveBeenCalled();
 	} );
 } );
