@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+import mwparserfromhell
 import pytest
 
 from harness.browser import save_screenshot
@@ -275,3 +276,54 @@ def test_a_content_security_policy_block_is_named(page, mediawiki, installed, st
     assert "Content-Security-Policy" in message and stack.web_url in message
     assert page.locator("#wpTextbox1").is_editable()
     save_screenshot(page, "gadget-csp-blocked")
+
+
+def visual_editor_wikitext(page) -> str:
+    """The VisualEditor document as Parsoid serialises it on save (action=visualeditoredit)."""
+    return page.evaluate("""() => new Promise((resolve, reject) => {
+        const target = ve.init.target;
+        target.getWikitextFragment(target.getSurface().getModel().getDocument(), false).then(resolve, reject);
+    })""")
+
+
+def test_visual_editor_lists_verdicts_and_inserts_a_cite_reference(page, mediawiki, installed, stack, sources):
+    """VisualEditor's visual mode (Parsoid from core): hints for the reference nodes, and "Insert
+    citation" adds a Cite reference node whose body is a {{cite web}} transclusion."""
+    grant_consent(mediawiki)
+    login(page, mediawiki, installed["password"])
+    page.goto(f"{mediawiki.index}?title={quote(TITLE.replace(' ', '_'))}&veaction=edit&useskin=vector-2022")
+    page.wait_for_selector(".ve-ce-surface .mw-ref", timeout=60_000)
+    assert page.evaluate("ve.init.target.getSurface().getMode()") == "visual"
+    page.wait_for_selector(".side-panel")
+    wait_for_verdicts(page, 2)
+    good, bad = page.locator(".side-hint").first, hint(page, *NEEDS_REVIEW)
+    assert GOOD_CLAIM in good.inner_text() and good.get_attribute("data-side-level") == "supported"
+    assert bad.count() == 1 and BAD_CLAIM in bad.inner_text()
+
+    bad.locator(".side-show").click()  # "[2]" selects the second reference node
+    selected = page.evaluate("""() => {
+        const model = ve.init.target.getSurface().getModel(), range = model.getSelection().getRange();
+        return [range.getLength(), model.getDocument().data.getData(range.start).type];
+    }""")
+    assert selected == [2, "mwReference"]  # the whole node, nothing else
+    before = visual_editor_wikitext(page)
+    bad_ref = f"{BAD_CLAIM}<ref>[{sources.url('/weather')} Weather report]</ref>"
+    assert bad_ref in before
+    bad.locator(".side-suggestion").first.locator(".side-insert").click()
+    wait_for_verdicts(page, 3)  # the new reference is read back from the model and checked
+    assert page.locator(".side-hint").nth(2).get_attribute("data-side-level") == "supported"
+    page.locator(".side-panel").scroll_into_view_if_needed()
+    save_screenshot(page, "gadget-visualeditor")
+
+    after = visual_editor_wikitext(page)
+    assert after.count("<ref") == before.count("<ref") + 1
+    inserted = after[after.index(bad_ref) + len(bad_ref):]
+    cite = inserted[: inserted.index("</ref>") + len("</ref>")]
+    parsed = mwparserfromhell.parse(cite)
+    [ref] = parsed.filter_tags(matches=lambda tag: tag.tag == "ref")
+    [template] = mwparserfromhell.parse(str(ref.contents)).filter_templates()
+    assert template.name.strip().lower() == "cite web"
+    assert template.get("url").value.strip() == sources.url("/alsea-history")
+    assert template.get("title").value.strip() == "Alsea history"
+    assert after.replace(cite, "", 1) == before
+    assert not [m for m in page.side_console if m.startswith("pageerror")], page.side_console

@@ -222,9 +222,13 @@ function createController( o ) {
 			o.panel.notify( 'side-insert-' + plan.error );
 			return;
 		}
-		( plan.edits || [ plan ] ).forEach( function ( edit ) { // the last in the text first
-			o.editor.insert( edit.offset, edit.text );
-		} );
+		if ( o.editor.insertEdits ) { // visual mode: the model applies the plan as a whole
+			o.editor.insertEdits( plan.edits || [ plan ] );
+		} else {
+			( plan.edits || [ plan ] ).forEach( function ( edit ) { // the last in the text first
+				o.editor.insert( edit.offset, edit.text );
+			} );
+		}
 		inserted[ key ] = inserted[ key ] || {};
 		inserted[ key ][ suggestion.url ] = true;
 		refresh();

@@ -8,8 +8,8 @@
  *   register with it are handled too.
  * - The 2017 wikitext editor (VisualEditor in source mode, hook "ve.activationComplete"):
  *   its document is one paragraph per line, so a text offset maps to a linear-model offset
- *   by adding one for the first paragraph and one per line break before it. Visual mode has
- *   no wikitext to read and is not supported.
+ *   by adding one for the first paragraph and one per line break before it. Visual mode is
+ *   side-visual.js.
  */
 'use strict';
 

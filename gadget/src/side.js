@@ -2,7 +2,8 @@
  * Side gadget entry point: citation verdicts and better sources next to the wikitext editor.
  *
  * Starts in the source editor (hook "wikipage.editform", WikiEditor or plain textarea) and in
- * the 2017 wikitext editor (hook "ve.activationComplete", source mode only), on wikitext pages
+ * VisualEditor (hook "ve.activationComplete": the 2017 wikitext editor, side-editors.js, and
+ * visual mode, side-visual.js), on wikitext pages
  * of the configured namespaces. Configuration: side-config.json (the wiki's copy), then
  * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md). Its "backend"
  * picks whom to ask (side-api.js chooseBackend): Lift Wing on a Wikimedia wiki, whose
@@ -18,6 +19,7 @@ var consent = require( './side-consent.js' );
 var controllers = require( './side-controller.js' );
 var editors = require( './side-editors.js' );
 var hints = require( './side-hints.js' );
+var visual = require( './side-visual.js' );
 var defaults = require( './side-config.json' );
 var messages = require( './side-messages.json' );
 
@@ -140,14 +142,17 @@ mw.hook( 'wikipage.editform' ).add( guarded( function ( $form ) {
 } ) );
 
 mw.hook( 've.activationComplete' ).add( guarded( function () {
-	var surface = window.ve && window.ve.init.target.getSurface();
-	if ( !surface || surface.getMode() !== 'source' ) {
+	var surface = window.ve && window.ve.init.target.getSurface(), mode = surface && surface.getMode();
+	// Once per surface: switching modes builds a new one, and the panel of the old one goes with it.
+	if ( !surface || surface.sideStarted || ( mode !== 'source' && mode !== 'visual' ) ) {
 		return;
 	}
+	surface.sideStarted = true;
 	afterUserScripts( guarded( function () {
 		var config = readConfig();
 		if ( isSupportedPage( config ) ) {
-			setup( editors.veSourceEditor( surface, window.ve.Range ), config );
+			setup( mode === 'source' ? editors.veSourceEditor( surface, window.ve.Range ) :
+				visual.visualEditor( surface, window.ve ), config );
 		}
 	} ) );
 } ) );

@@ -1,6 +1,7 @@
 """A real MediaWiki on 127.0.0.1 for the bot, ``side verify --wiki`` and gadget tests.
 
-Debian's ``mediawiki`` package is served read-only from ``/usr/share/mediawiki`` by PHP's
+Debian's ``mediawiki`` package (1.39, with Cite, Gadgets, WikiEditor and VisualEditor; Parsoid
+from core) is served read-only from ``/usr/share/mediawiki`` by PHP's
 built-in server with SQLite; only ``LocalSettings.php`` and the database live in a temporary
 folder (``MW_CONFIG_FILE`` points the entry points at it). Nothing is mocked: tests edit pages
 through the Action API as real accounts, and the bot reads recent changes like on Wikipedia.
@@ -67,6 +68,13 @@ $wgUseImageMagick = false;
 $wgJobRunRate = 0;
 # Tests and benchmarks edit faster than a newbie may (8 edits/min); Wikipedia's bots have the right too.
 $wgGroupPermissions['user']['noratelimit'] = true;
+# VisualEditor edits through Parsoid, which 1.39 bundles in core (vendor/wikimedia/parsoid) and
+# runs in-process: VE's API (action=visualeditor) calls it directly, no Parsoid service or RESTBase.
+wfLoadExtension( 'Parsoid', "$IP/vendor/wikimedia/parsoid/extension.json" );
+$wgDefaultUserOptions['visualeditor-enable'] = 1;
+$wgVisualEditorAvailableNamespaces = [ 0 => true ];
+# Its first-use welcome dialog would cover both editors (and make the page behind it inert).
+$wgVisualEditorShowBetaWelcome = false;
 # Every recent change is also pushed as JSON over UDP (core RCFeed), the raw material of a local
 # EventStreams stand-in; nothing needs to listen.
 $wgRCFeeds['side-udp'] = [ 'formatter' => 'JSONRCFeedFormatter', 'uri' => 'udp://127.0.0.1:RC_FEED_PORT',
@@ -139,7 +147,7 @@ class MediaWiki:
         self._php(str(MEDIAWIKI_ROOT / "maintenance" / "install.php"), "--quiet", "--dbtype", "sqlite",
                   "--dbpath", str(self.data_dir), "--dbname", self.dbname, "--server", self.url,
                   "--scriptpath", "", "--lang", "en", "--pass", admin_password, "--confpath", str(self.folder),
-                  "--skins", "Vector", "--extensions", "Cite,Gadgets,WikiEditor,ParserFunctions",
+                  "--skins", "Vector", "--extensions", "Cite,Gadgets,WikiEditor,ParserFunctions,VisualEditor",
                   self.name, "Admin", config=False)
         with self.settings.open("a", encoding="utf-8") as fh:
             fh.write(EXTRA_SETTINGS.replace("RC_FEED_PORT", str(self.rc_feed_port)))
