@@ -60,7 +60,10 @@ def export_feedback(store: Store, path: Path, wiki: str | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from side.cli.calibrate import add_arguments
 
-    parser = argparse.ArgumentParser(prog="side-feedback", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="side-feedback",
+        description="Patrollers' decisions out of the results store: export them, or re-choose the verifier's cuts "
+        "from them.")
     parser.add_argument("--config", help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     export = sub.add_parser("export", help="write reviewed results as a feedback export (JSON Lines)")
