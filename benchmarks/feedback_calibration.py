@@ -7,7 +7,8 @@ patroller would take (the mapping of :mod:`side.training.feedback` read backward
 * ``supported`` -> dismissed "the cited source is fine" (the flag would be wrong);
 * ``partially_supported`` / ``not_supported`` -> accepted, every third one dismissed "the
   suggestion is wrong" instead (the flag is right either way);
-* every tenth claim -> dismissed "not relevant" (carries no label; ``side calibrate`` skips it).
+* every tenth claim (n % 10 == 4, in both halves) -> dismissed "not relevant" (carries no label;
+  ``side calibrate`` skips it).
 
 The claims are split in two by position: ``side calibrate``'s choice is made on one half (the
 export written to ``var/feedback-wice-dev-calibrate.jsonl``, so ``side calibrate --from`` it gives
@@ -41,7 +42,7 @@ from side.verify.verifier import FEATURES, Verifier
 
 
 def decision(n: int, label: str) -> tuple[FeedbackAction, str]:
-    if n % 10 == 9:
+    if n % 10 == 4:
         return FeedbackAction.DISMISS, DismissReason.NOT_RELEVANT
     if label == "supported":
         return FeedbackAction.DISMISS, DismissReason.SOURCE_IS_FINE
