@@ -120,6 +120,8 @@ class VerifierConfig:
     #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
     #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/verify/precision.py.
     precision: str = "auto"
+    #: Labelled patroller reviews ``side calibrate`` needs before it moves any cut (fewer move them by noise).
+    min_reviews: int = 50
 
 
 @dataclass

@@ -20,8 +20,12 @@ from typing import Any, TypeVar
 from side.errors import InputError, SideError
 from side.extract.claims import Claim
 from side.pipeline import SourceCopy, SourceStatus, Suggestion
+from side.training.feedback import DismissReason, FeedbackAction
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
+
+# FeedbackAction and DismissReason are the export format's (side.training.feedback): one name per
+# concept, and the file written from the store reads back without it.
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin",
@@ -55,20 +59,6 @@ class ReviewStatus(StrEnum):
     OPEN = "open"
     ACCEPTED = "accepted"
     DISMISSED = "dismissed"
-
-
-class FeedbackAction(StrEnum):
-    ACCEPT = "accept"
-    DISMISS = "dismiss"
-
-
-class DismissReason(StrEnum):
-    """Why a suggestion was dismissed (after Edit Check's decline reasons)."""
-
-    NOT_RELEVANT = "not-relevant"
-    SOURCE_IS_FINE = "source-is-fine"
-    SUGGESTION_WRONG = "suggestion-wrong"
-    OTHER = "other"
 
 
 class StoreError(SideError):

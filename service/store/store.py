@@ -267,6 +267,27 @@ class Store(ReportLedger):
         with self.engine.connect() as conn:
             return [_feedback_record(r) for r in conn.execute(query).mappings()]
 
+    def reviewed(self, wiki: str | None = None) -> list[tuple[StoredResult, Feedback]]:
+        """Every reviewed result with its latest decision (a patroller may change their mind), oldest first.
+
+        What ``side-feedback export`` writes for calibration and training.
+        """
+        latest = sa.select(feedback.c.result_id, sa.func.max(feedback.c.id).label("feedback_id")).group_by(
+            feedback.c.result_id).subquery()
+        query = (self._results_query().add_columns(*[c.label(f"feedback_{c.name}") for c in feedback.c])
+                 .join(latest, latest.c.result_id == results.c.id)
+                 .join(feedback, feedback.c.id == latest.c.feedback_id)
+                 .order_by(feedback.c.id))
+        if wiki is not None:
+            query = query.where(checks.c.wiki == wiki)
+        out = []
+        with self.engine.connect() as conn:
+            for row in conn.execute(query).mappings():
+                data = dict(row)
+                decision = {c.name: data.pop(f"feedback_{c.name}") for c in feedback.c}
+                out.append((_result_record(data), _feedback_record(decision)))
+        return out
+
     # -- stats ------------------------------------------------------------------------------
 
     def stats(self, days: int = 30, wiki: str | None = None) -> Stats:

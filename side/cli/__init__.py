@@ -31,13 +31,14 @@ Typical first steps:
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact
   side export hf DIR             the verifier as a Hugging Face checkpoint
+  side calibrate --from FILE     re-choose the cuts from patrollers' reviews (side-feedback export)
 """
 
 
 def _command_modules():
-    from side.cli import evaluate, export, index, source, train, verify
+    from side.cli import calibrate, evaluate, export, index, source, train, verify
 
-    return [index, verify, source, evaluate, train, export]
+    return [index, verify, source, evaluate, train, calibrate, export]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-length", type=int, default=d.max_length, help=f"tokens per pair (default {d.max_length})")
     p.add_argument("--seed", type=int, default=d.seed, help=f"shuffling and initialisation seed (default {d.seed})")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--feedback", type=Path, metavar="FILE",
+                   help="also train on patrollers' reviews in this side-feedback export: an accepted suggestion "
+                   "is a supporting pair (claim, its sentence), 'source-is-fine' one for the cited source's best "
+                   "sentence, 'suggestion-wrong' a not-supported pair")
     p.add_argument("--combiner-only", action="store_true", help="keep the cross-encoder; refit the combiner")
     p.add_argument("--levels-only", action="store_true",
                    help="keep the cross-encoder and the combiner's weights; re-choose only the level and "
@@ -87,6 +91,14 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     from side.verify.verifier import COMBINER_FILE, Verifier
 
     data_dir = Path(config.data_dir)
+    if args.feedback is not None:
+        from side.errors import InputError
+        from side.training.feedback import read_feedback
+
+        if args.combiner_only or args.levels_only:
+            raise InputError("--feedback adds training pairs: it needs the fine-tuning that "
+                             "--combiner-only / --levels-only skip")
+        read_feedback(args.feedback)  # a bad file stops here, before an hour of training
     require_file(data_dir / WICE_TRAIN)
     stats = {}
     if not (args.combiner_only or args.levels_only):
@@ -95,7 +107,8 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         settings = TrainSettings(
             data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
             max_length=args.max_length, max_minutes=args.max_minutes, lr=args.lr,
-            max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, **chosen,
+            max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
+            **chosen,
         )
         stats = train_verifier(settings)
     verifier = Verifier.load(args.out, device=config.verifier.device,

@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from side.training.trainset import LABEL_IDS, Example, build_examples, units
+from side.training.feedback import read_feedback
+from side.training.trainset import LABEL_IDS, Example, build_examples, feedback_examples, units
 from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     META_FILE,
@@ -93,6 +94,8 @@ class TrainSettings:
     negatives: int = 4
     #: Copies of the in-domain (WiCE, SciFact) examples per epoch.
     in_domain_repeat: int = 3
+    #: A ``side-feedback export`` whose reviews are added as training pairs (None: none).
+    feedback: Path | None = None
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -184,6 +187,10 @@ def train_verifier(settings: TrainSettings) -> dict:
     device = pick_device(settings.device)
     examples = build_examples(settings.data_dir, negatives=settings.negatives,
                               in_domain_repeat=settings.in_domain_repeat)
+    if settings.feedback is not None:
+        reviewed = feedback_examples(read_feedback(settings.feedback))
+        log.info("%d training pairs from reviews in %s", len(reviewed), settings.feedback)
+        examples += reviewed
     encoder = PairEncoder(load_tokenizer(), settings.max_length)
     # Tokenized once: every epoch reuses the ids (the tokenizer would otherwise run per step).
     encoded = encoder.encode([_pair(ex) for ex in examples])

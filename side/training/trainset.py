@@ -22,11 +22,13 @@ from pathlib import Path
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.retrieval.sparse import quiet_bm25s
+from side.training.feedback import DismissReason, FeedbackAction, FeedbackRecord
 from side.verify.evidence import bm25_scores
+from side.verify.verifier import Query
 
 __all__ = [
     "LABEL_IDS", "SHIPPABLE", "VITAMINC_GLOB", "SCIFACT_TRAIN", "SCIFACT_CORPUS", "WICE_TRAIN",
-    "Example", "IN_DOMAIN", "build_examples", "units",
+    "Example", "IN_DOMAIN", "FEEDBACK_GROUPS", "build_examples", "feedback_examples", "units",
 ]
 
 log = logging.getLogger(__name__)
@@ -196,6 +198,40 @@ def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: i
         counts[ex.source] = counts.get(ex.source, 0) + 1
     log.info("training examples: %d %s", len(examples), counts)
     return examples
+
+
+#: First group id of feedback pairs, above those of the in-domain examples and their copies.
+FEEDBACK_GROUPS = 100_000_000
+
+
+def feedback_examples(records: list[FeedbackRecord]) -> list[Example]:
+    """Training pairs from patrollers' decisions (a ``side-feedback export``), read as the verifier reads them.
+
+    * accepted: the suggested source's sentence supports the claim (``S``), and the cited source's
+      best sentence does not (``X``);
+    * dismissed ``source-is-fine``: the cited source's best sentence supports the claim (``S``);
+    * dismissed ``suggestion-wrong``: the suggested source's sentence does not support it (``X``);
+    * other dismissals say nothing about either source and give no pair.
+
+    The pairs of one review share a group, so the trainer batches them together.
+    """
+    out: list[Example] = []
+    for n, record in enumerate(records):
+        query = Query(record.claim, record.article_title, record.section, record.context)
+        suggested = record.suggestion.evidence if record.suggestion else ""
+        cited = record.evidence[0].text if record.evidence else ""
+        pairs: list[tuple[str, str]] = []
+        if record.action is FeedbackAction.ACCEPT:
+            pairs = [(suggested, "S"), (cited, "X")]
+        elif record.reason == DismissReason.SOURCE_IS_FINE:
+            pairs = [(cited, "S")]
+        elif record.reason == DismissReason.SUGGESTION_WRONG:
+            pairs = [(suggested, "X")]
+        for passage, label in pairs:
+            if passage:
+                pair = query.pair(passage)
+                out.append(Example(pair.title, pair.context, passage, label, "feedback", FEEDBACK_GROUPS + n))
+    return out
 
 
 def units(examples: list[Example]) -> Iterator[list[Example]]:
