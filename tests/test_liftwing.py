@@ -224,7 +224,7 @@ LONG = "x" * 2001
     ({"claims": [{"text": "x" * 1_000_000}]}, "claims[0].text: is longer than 2000 characters"),
     ({"claims": [{"text": "a", "source_text": "y" * 1_000_000}]}, "claims[0].source_text: is longer than 100000"),
     ({"lang": "xx", "rev_id": 1},
-     "lang: 'xx' is not supported: this model verifies claims of these Wikipedias only: en, simple"),
+     "lang: 'xx' is not supported: this model verifies claims of these Wikipedias only: en, simple, test"),
     ({"lang": "de", "rev_id": 1}, "lang: 'de' is not supported"),
     ({"lang": "de", "claims": [{"text": "a", "source_text": "b"}]}, "lang: 'de' is not supported"),
 ])
@@ -245,10 +245,19 @@ def test_languages_setting():
     need_kserve()
     from deploy.liftwing.side_verifier.model import languages
 
-    assert languages("") == frozenset({"en", "simple"})
+    assert languages("") == frozenset({"en", "simple", "test"})
     assert languages(" en, de ,") == frozenset({"en", "de"})
     with pytest.raises(SystemExit, match="not Wikipedia language codes: e n"):
         languages("en,e n")
+
+
+def test_a_source_text_sent_again_is_split_once():
+    need_kserve()
+    from deploy.liftwing.side_verifier.model import _given_source
+
+    first = _given_source(EIFFEL_SOURCE)
+    assert first.sentences[1].startswith("The Eiffel Tower is 330 metres")
+    assert _given_source("".join(EIFFEL_SOURCE)) is first and _given_source(FISH_SOURCE) is not first
 
 
 def test_a_body_that_is_not_json_gets_400(server):

@@ -15,7 +15,7 @@ follows Lift Wing's model servers: ``MODEL_NAME`` (default ``side-verifier``), `
 (the verifier's folder; default the model shipped in the package), ``INDEX_PATH`` (an evidence
 index for suggestions; none by default), ``WIKI_API_URL`` (the Action API, ``{lang}`` filled in;
 on Lift Wing the internal API gateway), ``LANGUAGES`` (the wikis' language codes the model reads,
-comma-separated; default ``en,simple``: any other ``lang`` is answered 400) and Side's own
+comma-separated; default ``en,simple,test``: any other ``lang`` is answered 400) and Side's own
 ``SIDE_*`` settings.
 
 Run it with ``python -m deploy.liftwing.side_verifier.model`` from the repository root
@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import hashlib
 import logging
 import os
@@ -58,8 +59,9 @@ from side.verify.crossencoder import DEFAULT_MODEL_DIR
 from side.verify.levels import VerdictLevel
 
 __all__ = [
-    "DEFAULT_MODEL_NAME", "DEFAULT_WIKI_API", "USER_AGENT", "GIVEN_TEXT", "Prepared", "GivenSources",
-    "SideVerifierModel", "model_version", "claims_of_request", "claims_of_ref", "citation_output", "languages", "main",
+    "DEFAULT_MODEL_NAME", "DEFAULT_WIKI_API", "USER_AGENT", "GIVEN_TEXT", "GIVEN_TEXTS_KEPT", "Prepared",
+    "GivenSources", "SideVerifierModel", "model_version", "claims_of_request", "claims_of_ref", "citation_output",
+    "languages", "main",
 ]
 
 logging.basicConfig(level=kserve.constants.KSERVE_LOGLEVEL)
@@ -71,6 +73,8 @@ DEFAULT_WIKI_API = "https://{lang}.wikipedia.org/w/api.php"
 USER_AGENT = "WMF ML side-verifier isvc (Lift Wing; citation verification)"
 #: Where a source's text came from when the request carried it.
 GIVEN_TEXT = "request"
+#: Source texts (at most MAX_SOURCE_TEXT characters each) kept split into sentences.
+GIVEN_TEXTS_KEPT = 64
 #: The key a claim's given text is filed under when the claim has no URL (never fetched).
 _TEXT_KEY = "urn:side:source-text:{n}"
 
@@ -125,9 +129,15 @@ def model_version(model_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=GIVEN_TEXTS_KEPT)
 def _given_source(text: str) -> LoadedSource:
     """A text the request carried, as a read source (the pipeline scores what it reads; the
-    response says ``"source": "request"`` for it, see :func:`citation_output`)."""
+    response says ``"source": "request"`` for it, see :func:`citation_output`).
+
+    Kept for the next request that sends the same text (a caller checks an article's refs one
+    by one, and several cite the same source): splitting a page into sentences costs tens of
+    milliseconds (benchmarks/liftwing.py), a tenth of a citation's latency budget. A text sent
+    with a URL is what the caller says that page reads, as a fetched page is in the fetch cache."""
     return LoadedSource(SourceStatus.FETCHED, tuple(split_sentences(text, limit=MAX_SENTENCES)))
 
 

@@ -13,7 +13,7 @@ The limits are the gadget API's (``gadget/server/validation.py``): a request cos
 amount of work, so one caller cannot hold the verifier for minutes. Every refusal is a
 :class:`kserve.errors.InvalidInput` naming the field (``claims[2].url: must be an http(s) URL``),
 which the model server answers with HTTP 400 and ``{"error": message}``. A ``lang`` the model does
-not read (the shipped verifier is English: ``en`` and ``simple``) is refused the same way.
+not read (the shipped verifier is English: ``en``, ``simple`` and ``test``) is refused the same way.
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ MAX_REVISION = 2**53 - 1
 #: (not ``enwiki``).
 LANG_PATTERN = r"^[a-z][a-z0-9]{1,11}(-[a-z0-9]{1,8}){0,2}$"
 #: The Wikipedias whose claims the shipped verifier reads: it is an English model (its model card),
-#: so English and Simple English. A server with another model names its own (``LANGUAGES``).
-DEFAULT_LANGUAGES = frozenset({"en", "simple"})
+#: so English, Simple English and the English-language Test Wikipedia (``testwiki``, where
+#: gadgets are tried). A server with another model names its own (``LANGUAGES``).
+DEFAULT_LANGUAGES = frozenset({"en", "simple", "test"})
 
 REVISION_FIELDS = {"lang", "rev_id", "ref"}
 CLAIMS_FIELDS = {"lang", "title", "claims"}
