@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             stop_server(process)
         peers = peer_timings(folder, env, cases, peer_urls, args)
+        hits = {runner: sum(pages.hits[f"/{runner}/{n}"] for n in range(len(cases))) for runner in ("served", "peer")}
     report(timings, peers, cpu_model(), startup_s, len(cases), (load_before, os.getloadavg()[0]))
+    print(f"page server: {hits['served']} requests from the server, {hits['peer']} from the peer, for {len(cases)} "
+          "pages each (one each: the cached rows read the fetch cache; answers name a cached page 'fetched')")
 
 
 def peer_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: list[str], args) -> list[Timing]:
