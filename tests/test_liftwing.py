@@ -219,11 +219,45 @@ LONG = "x" * 2001
     ({"claims": [{"text": "a\x00"}]}, "claims[0].text: contains control characters"),
     ({"claims": [{"text": "a", "section": "x" * 256}]}, "claims[0].section: headings must be strings of at most 255"),
     ({"claims": [{"text": "a", "verdict": "supported"}]}, "claims[0]: unknown field(s) 'verdict'"),
+    ({"lang": "en"}, "send exactly one of 'rev_id' (with 'lang') or 'claims'"),
+    ({"claims": [{"url": "https://a.example/"}]}, "claims[0].text: is required"),
+    ({"claims": [{"text": "x" * 1_000_000}]}, "claims[0].text: is longer than 2000 characters"),
+    ({"claims": [{"text": "a", "source_text": "y" * 1_000_000}]}, "claims[0].source_text: is longer than 100000"),
+    ({"lang": "xx", "rev_id": 1},
+     "lang: 'xx' is not supported: this model verifies claims of these Wikipedias only: en, simple, test"),
+    ({"lang": "de", "rev_id": 1}, "lang: 'de' is not supported"),
+    ({"lang": "de", "claims": [{"text": "a", "source_text": "b"}]}, "lang: 'de' is not supported"),
 ])
 def test_bad_requests_get_400_with_a_message(server, body, message):
     response = predict(server, body)
     assert response.status_code == 400, response.text
     assert message in response.json()["error"]
+
+
+def test_simple_english_is_read(server):
+    answer = predict(server, {"lang": "simple", "title": "Eiffel Tower", "claims": [
+        {"text": EIFFEL_CLAIM, "source_text": EIFFEL_SOURCE}]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["lang"] == "simple" and answer.json()["citations"][0]["level"] == "supported"
+
+
+def test_languages_setting():
+    need_kserve()
+    from deploy.liftwing.side_verifier.model import languages
+
+    assert languages("") == frozenset({"en", "simple", "test"})
+    assert languages(" en, de ,") == frozenset({"en", "de"})
+    with pytest.raises(SystemExit, match="not Wikipedia language codes: e n"):
+        languages("en,e n")
+
+
+def test_a_source_text_sent_again_is_split_once():
+    need_kserve()
+    from deploy.liftwing.side_verifier.model import _given_source
+
+    first = _given_source(EIFFEL_SOURCE)
+    assert first.sentences[1].startswith("The Eiffel Tower is 330 metres")
+    assert _given_source("".join(EIFFEL_SOURCE)) is first and _given_source(FISH_SOURCE) is not first
 
 
 def test_a_body_that_is_not_json_gets_400(server):

@@ -14,7 +14,9 @@ from their archived copies, and one request's citations are scored as one batch.
 follows Lift Wing's model servers: ``MODEL_NAME`` (default ``side-verifier``), ``MODEL_PATH``
 (the verifier's folder; default the model shipped in the package), ``INDEX_PATH`` (an evidence
 index for suggestions; none by default), ``WIKI_API_URL`` (the Action API, ``{lang}`` filled in;
-on Lift Wing the internal API gateway) and Side's own ``SIDE_*`` settings.
+on Lift Wing the internal API gateway), ``LANGUAGES`` (the wikis' language codes the model reads,
+comma-separated; default ``en,simple,test``: any other ``lang`` is answered 400) and Side's own
+``SIDE_*`` settings.
 
 Run it with ``python -m deploy.liftwing.side_verifier.model`` from the repository root
 (``--http_port`` and KServe's other options apply).
@@ -25,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import hashlib
 import logging
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +41,8 @@ import kserve
 from kserve.errors import InferenceError, InvalidInput
 
 from deploy.liftwing.side_verifier.request import (
+    DEFAULT_LANGUAGES,
+    LANG_PATTERN,
     MAX_CLAIMS,
     ClaimsRequest,
     RevisionRequest,
@@ -53,8 +59,9 @@ from side.verify.crossencoder import DEFAULT_MODEL_DIR
 from side.verify.levels import VerdictLevel
 
 __all__ = [
-    "DEFAULT_MODEL_NAME", "DEFAULT_WIKI_API", "USER_AGENT", "GIVEN_TEXT", "Prepared", "GivenSources",
-    "SideVerifierModel", "model_version", "claims_of_request", "claims_of_ref", "citation_output", "main",
+    "DEFAULT_MODEL_NAME", "DEFAULT_WIKI_API", "USER_AGENT", "GIVEN_TEXT", "GIVEN_TEXTS_KEPT", "Prepared",
+    "GivenSources", "SideVerifierModel", "model_version", "claims_of_request", "claims_of_ref", "citation_output",
+    "languages", "main",
 ]
 
 logging.basicConfig(level=kserve.constants.KSERVE_LOGLEVEL)
@@ -66,6 +73,8 @@ DEFAULT_WIKI_API = "https://{lang}.wikipedia.org/w/api.php"
 USER_AGENT = "WMF ML side-verifier isvc (Lift Wing; citation verification)"
 #: Where a source's text came from when the request carried it.
 GIVEN_TEXT = "request"
+#: Source texts (at most MAX_SOURCE_TEXT characters each) kept split into sentences.
+GIVEN_TEXTS_KEPT = 64
 #: The key a claim's given text is filed under when the claim has no URL (never fetched).
 _TEXT_KEY = "urn:side:source-text:{n}"
 
@@ -120,9 +129,15 @@ def model_version(model_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=GIVEN_TEXTS_KEPT)
 def _given_source(text: str) -> LoadedSource:
     """A text the request carried, as a read source (the pipeline scores what it reads; the
-    response says ``"source": "request"`` for it, see :func:`citation_output`)."""
+    response says ``"source": "request"`` for it, see :func:`citation_output`).
+
+    Kept for the next request that sends the same text (a caller checks an article's refs one
+    by one, and several cite the same source): splitting a page into sentences costs tens of
+    milliseconds (benchmarks/liftwing.py), a tenth of a citation's latency budget. A text sent
+    with a URL is what the caller says that page reads, as a fetched page is in the fetch cache."""
     return LoadedSource(SourceStatus.FETCHED, tuple(split_sentences(text, limit=MAX_SENTENCES)))
 
 
@@ -212,12 +227,15 @@ class SideVerifierModel(kserve.Model):
     """The verifier and its sources' loader, loaded once; one request's citations, one batch."""
 
     def __init__(self, name: str, model_path: str | None = None, index_path: str | None = None,
-                 wiki_api: str = DEFAULT_WIKI_API, config: Config | None = None) -> None:
+                 wiki_api: str = DEFAULT_WIKI_API, config: Config | None = None,
+                 languages: frozenset[str] = DEFAULT_LANGUAGES) -> None:
         super().__init__(name)
         self.name = name
         self.model_path = Path(model_path) if model_path else DEFAULT_MODEL_DIR
         self.index_path = index_path or None
         self.wiki_api = wiki_api
+        #: The ``lang`` codes answered; any other is refused before the wiki is asked.
+        self.languages = languages
         self.config = config or load_config()
         self.pipeline: Pipeline | None = None
         self.model_version = ""
@@ -249,7 +267,7 @@ class SideVerifierModel(kserve.Model):
         return Prepared(request, claims, {}, numbers, page.title)
 
     async def preprocess(self, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None) -> Prepared:
-        request = parse_request(payload)
+        request = parse_request(payload, self.languages)
         if isinstance(request, RevisionRequest):
             log.info("request for revision %s (%s), ref %r", request.rev_id, request.lang, request.ref)
             return await asyncio.to_thread(self._revision_claims, request)
@@ -280,12 +298,22 @@ class SideVerifierModel(kserve.Model):
         return answer
 
 
+def languages(setting: str) -> frozenset[str]:
+    """``LANGUAGES`` (``en,simple``) as a set of codes; empty means the shipped model's."""
+    codes = frozenset(code.strip() for code in setting.split(",") if code.strip())
+    bad = sorted(code for code in codes if not re.match(LANG_PATTERN, code))
+    if bad:
+        raise SystemExit(f"LANGUAGES: not Wikipedia language codes: {', '.join(bad)}")
+    return codes or DEFAULT_LANGUAGES
+
+
 def main() -> None:
     model = SideVerifierModel(
         name=os.environ.get("MODEL_NAME") or DEFAULT_MODEL_NAME,
         model_path=os.environ.get("MODEL_PATH") or None,
         index_path=os.environ.get("INDEX_PATH") or None,
         wiki_api=os.environ.get("WIKI_API_URL") or DEFAULT_WIKI_API,
+        languages=languages(os.environ.get("LANGUAGES", "")),
     )
     model.load()
     kserve.ModelServer(workers=1).start([model])

@@ -12,7 +12,8 @@ A request is one of two shapes (exactly one of ``rev_id`` or ``claims``)::
 The limits are the gadget API's (``gadget/server/validation.py``): a request costs a bounded
 amount of work, so one caller cannot hold the verifier for minutes. Every refusal is a
 :class:`kserve.errors.InvalidInput` naming the field (``claims[2].url: must be an http(s) URL``),
-which the model server answers with HTTP 400 and ``{"error": message}``.
+which the model server answers with HTTP 400 and ``{"error": message}``. A ``lang`` the model does
+not read (the shipped verifier is English: ``en``, ``simple`` and ``test``) is refused the same way.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kserve.errors import InvalidInput
 __all__ = [
     "MAX_CLAIMS", "MAX_TEXT", "MAX_CONTEXT", "MAX_SECTIONS", "MAX_SECTION", "MAX_URL", "MAX_TITLE", "MAX_KEY",
     "MAX_CITATION_TITLE", "MAX_REF_NAME", "MAX_SOURCE_TEXT", "MAX_SOURCE_TEXT_TOTAL", "MAX_REVISION",
-    "LANG_PATTERN", "ClaimInput", "ClaimsRequest", "RevisionRequest", "parse_request", "read_json",
+    "LANG_PATTERN", "DEFAULT_LANGUAGES", "ClaimInput", "ClaimsRequest", "RevisionRequest", "parse_request", "read_json",
 ]
 
 #: Claims (uses of a citation) verified in one request: one batch of the verifier.
@@ -51,6 +52,10 @@ MAX_REVISION = 2**53 - 1
 #: A Wikipedia language code as Lift Wing's services take it: ``en``, ``simple``, ``zh-min-nan``
 #: (not ``enwiki``).
 LANG_PATTERN = r"^[a-z][a-z0-9]{1,11}(-[a-z0-9]{1,8}){0,2}$"
+#: The Wikipedias whose claims the shipped verifier reads: it is an English model (its model card),
+#: so English, Simple English and the English-language Test Wikipedia (``testwiki``, where
+#: gadgets are tried). A server with another model names its own (``LANGUAGES``).
+DEFAULT_LANGUAGES = frozenset({"en", "simple", "test"})
 
 REVISION_FIELDS = {"lang", "rev_id", "ref"}
 CLAIMS_FIELDS = {"lang", "title", "claims"}
@@ -114,21 +119,24 @@ def read_json(inputs: dict[str, Any] | bytes | str) -> dict[str, Any]:
     return inputs
 
 
-def parse_request(inputs: dict[str, Any] | bytes | str) -> RevisionRequest | ClaimsRequest:
-    """The validated request; :class:`InvalidInput` saying what is wrong otherwise."""
+def parse_request(inputs: dict[str, Any] | bytes | str,
+                  languages: frozenset[str] = DEFAULT_LANGUAGES) -> RevisionRequest | ClaimsRequest:
+    """The validated request; :class:`InvalidInput` saying what is wrong otherwise. A ``lang``
+    outside ``languages`` is refused here, before the wiki is asked or a source fetched: the
+    verifier would score claims in a language it cannot read, or ask a wiki that does not exist."""
     data = read_json(inputs)
     if ("rev_id" in data) == ("claims" in data):
         raise InvalidInput("send exactly one of 'rev_id' (with 'lang') or 'claims'")
     if "rev_id" in data:
         _reject_unknown(data, REVISION_FIELDS)
-        return RevisionRequest(lang=_lang(data, required=True), rev_id=_rev_id(data.get("rev_id")),
+        return RevisionRequest(lang=_lang(data, True, languages), rev_id=_rev_id(data.get("rev_id")),
                                ref=_ref(data.get("ref")))
     _reject_unknown(data, CLAIMS_FIELDS)
     claims = _claims(data.get("claims"))
     total = sum(len(c.source_text or "") for c in claims)
     if total > MAX_SOURCE_TEXT_TOTAL:
         raise InvalidInput(f"claims: the source texts together are longer than {MAX_SOURCE_TEXT_TOTAL} characters")
-    return ClaimsRequest(lang=_lang(data, required=False) or "en",
+    return ClaimsRequest(lang=_lang(data, False, languages) or "en",
                          title=_text(data, "title", MAX_TITLE).strip(), claims=claims)
 
 
@@ -162,7 +170,7 @@ def _text(data: dict[str, Any], name: str, limit: int, required: bool = False, w
     return value
 
 
-def _lang(data: dict[str, Any], required: bool) -> str:
+def _lang(data: dict[str, Any], required: bool, languages: frozenset[str]) -> str:
     value = data.get("lang")
     if value is None and not required:
         return ""
@@ -172,6 +180,9 @@ def _lang(data: dict[str, Any], required: bool) -> str:
         raise _bad("lang", "give the language code without the 'wiki' suffix, i.e. 'en', not 'enwiki'")
     if not _LANG.match(value):
         raise _bad("lang", "must be a Wikipedia language code such as 'en' or 'zh-min-nan'")
+    if value not in languages:
+        raise _bad("lang", f"{value!r} is not supported: this model verifies claims of these Wikipedias only: "
+                           f"{', '.join(sorted(languages))}")
     return value
 
 
