@@ -100,7 +100,7 @@ def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, pag
 
     row.locator("a.result-link").click()
     page.wait_for_url(re.compile(rf"/dashboard/results/{result.id}$"))
-    assert page.locator("blockquote.context mark").inner_text() == result.claim_text
+    assert page.locator("blockquote.context > mark").inner_text() == result.claim_text  # unsupported words nest inside
     assert page.locator("a.diff-link").get_attribute("href") == f"{LOCAL_WIKI}/index.php?diff=42&oldid=41"
     suggestion = page.locator("article.suggestion").first
     assert suggestion.locator("a.suggestion-link").get_attribute("href") == DOCS[0].url
