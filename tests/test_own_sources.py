@@ -156,7 +156,7 @@ def test_reuse_suggestions_round_trip_through_json(verifier, served):
 
 
 def test_the_store_keeps_a_reuse_suggestion(verifier, served):
-    from bot.report import ReportItem, _item_text
+    from bot.report import MESSAGES, ReportItem, _item_text
     from service.store import CheckRequest, Store
 
     urls, tmp_path = served
@@ -170,7 +170,7 @@ def test_the_store_keeps_a_reuse_suggestion(verifier, served):
     assert weak.suggestions[0] == results[0].suggestions[0]
     store.close()
     # the talk-page report says so, and gives both texts to paste
-    text = _item_text(1, ReportItem(weak, "key"))
+    text = _item_text(MESSAGES.messages("en"), 1, ReportItem(weak, "key"))
     assert "This article already cites a source that supports this." in text
     assert 'Ready to paste: <code><nowiki>&lt;ref name="Martin-2019-2" /&gt;' in text
     assert "has no name yet" in text and '&lt;ref name="Martin-2019-2"&gt;{{cite web' in text
