@@ -3,9 +3,10 @@
 Hand-written rather than a schema library because the rules are few and the messages should
 name the offending field (``claims[3].url: must be an http(s) URL``). The same limits are
 published in the OpenAPI document (:mod:`gadget.server.api.openapi` reads them from here), so the
-document and the code cannot drift apart. Every failure raises :class:`ApiError` (400; 413 for
-a wikitext snippet over its cap), and validation is complete before the store or the queue is
-touched: a bad request stores nothing.
+document and the code cannot drift apart. The claim fields are checked by :mod:`side.fields`, as the
+Lift Wing server checks them. Every failure raises :class:`ApiError` or
+:class:`~side.fields.FieldError` (400; 413 for a wikitext snippet over its cap), and validation
+is complete before the store or the queue is touched: a bad request stores nothing.
 """
 
 from __future__ import annotations
@@ -18,40 +19,37 @@ from flask import Request
 
 from gadget.server.errors import ApiError, UnsupportedMediaError
 from service.store import DismissReason, FeedbackAction
+from side.fields import (  # noqa: F401 (the limits and classes are this module's too: OpenAPI reads them here)
+    CONTROL,
+    CONTROL_CC,
+    CONTROL_CLASS,
+    MAX_CITATION_TITLE,
+    MAX_CLAIMS,
+    MAX_CONTEXT,
+    MAX_KEY,
+    MAX_REVISION,
+    MAX_SECTION,
+    MAX_SECTIONS,
+    MAX_TEXT,
+    MAX_TITLE,
+    MAX_URL,
+    WHITESPACE,
+    WHITESPACE_CHARS,
+    reject_unknown,
+    sections,
+    text,
+)
 
 WIKI_PATTERN = r"^[a-z0-9_-]{1,64}$"
 CHECK_ID_PATTERN = r"^chk_[0-9a-f]{32}$"
-MAX_TITLE = 255
-MAX_CLAIMS = 50
-MAX_KEY = 64
-MAX_TEXT = 2000
-MAX_CONTEXT = 5000
-MAX_SECTIONS = 10
-MAX_SECTION = 255
-MAX_URL = 2000
-MAX_CITATION_TITLE = 500
 MAX_USER = 255
 MAX_COMMENT = 2000
-MAX_REVISION = 2**53 - 1
 CLAIM_FIELDS = {"key", "text", "left_context", "section", "url", "citation_title"}
 CHECK_FIELDS = {"wiki", "title", "revision", "parent_revision", "claims", "wikitext"}
 FEEDBACK_FIELDS = {"result_id", "action", "reason", "suggestion_url", "user", "comment"}
 
 _WIKI = re.compile(WIKI_PATTERN)
 _CHECK_ID = re.compile(CHECK_ID_PATTERN)
-# Character classes are written once and shared with the OpenAPI document, whose patterns are
-# ECMA-262 regexes: so ``\s`` (which means different sets in Python and ECMA) is never used.
-#: Control characters, Unicode category Cc: C0, DEL and C1 (U+0080-U+009F, e.g. U+0085 NEXT
-#: LINE, which Python's str.splitlines breaks on); tab, newline and carriage return aside.
-CONTROL_CC = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
-#: ... and lone surrogates, which ``json.loads`` lets through and no database can store.
-CONTROL_CLASS = CONTROL_CC + r"\ud800-\udfff"
-_CONTROL = re.compile(f"[{CONTROL_CLASS}]")
-#: White space as ECMA-262 defines ``\s``.
-WHITESPACE = r"\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-WHITESPACE_CHARS = "".join(chr(c) for c in (9, 10, 11, 12, 13, 32, 0xA0, 0x1680, *range(0x2000, 0x200B),
-                                            0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF))
-_VISIBLE = re.compile(f"[^{WHITESPACE}{CONTROL_CLASS}]")
 _SPACES = re.compile(f"[{WHITESPACE}_]+")
 #: Characters MediaWiki refuses in titles, plus every line break and tab.
 TITLE_ILLEGAL_ASCII = CONTROL_CC + r"\t\n\r#<>\[\]|{}"
@@ -117,32 +115,6 @@ def read_json(request: Request) -> dict[str, Any]:
     return data
 
 
-def reject_unknown(data: dict[str, Any], allowed: set[str], where: str = "") -> None:
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise bad(where, f"unknown field(s) {', '.join(map(repr, unknown))}")
-
-
-def text(data: dict[str, Any], name: str, limit: int, required: bool = False, where: str = "",
-         multiline: bool = False) -> str:
-    """A string field of at most ``limit`` characters, without control characters."""
-    field = f"{where}{name}"
-    value = data.get(name)
-    if value is None:
-        if required:
-            raise bad(field, "is required")
-        return ""
-    if not isinstance(value, str):
-        raise bad(field, "must be a string")
-    if len(value) > limit:
-        raise bad(field, f"is longer than {limit} characters")
-    if required and not _VISIBLE.search(value):
-        raise bad(field, "must not be empty")
-    if _CONTROL.search(value) or (not multiline and ("\n" in value or "\r" in value)):
-        raise bad(field, "contains control characters" + ("" if multiline else " or line breaks"))
-    return value
-
-
 def trim(value: str) -> str:
     """Strip the white space the OpenAPI patterns call white space (ECMA's ``\\s``)."""
     return value.strip(WHITESPACE_CHARS)
@@ -196,16 +168,6 @@ def is_check_id(value: str) -> bool:
     return bool(_CHECK_ID.match(value))
 
 
-def _sections(item: dict[str, Any], where: str) -> tuple[str, ...]:
-    value = item.get("section", [])
-    if not isinstance(value, list) or len(value) > MAX_SECTIONS:
-        raise bad(f"{where}section", f"must be a list of at most {MAX_SECTIONS} headings")
-    for heading in value:
-        if not isinstance(heading, str) or len(heading) > MAX_SECTION or _CONTROL.search(heading):
-            raise bad(f"{where}section", f"headings must be strings of at most {MAX_SECTION} characters")
-    return tuple(value)
-
-
 def claim_input(item: Any, index: int) -> ClaimInput:
     where = f"claims[{index}]."
     if not isinstance(item, dict):
@@ -215,7 +177,7 @@ def claim_input(item: Any, index: int) -> ClaimInput:
         key=text(item, "key", MAX_KEY, where=where) or str(index),
         text=trim(text(item, "text", MAX_TEXT, required=True, where=where, multiline=True)),
         left_context=trim(text(item, "left_context", MAX_CONTEXT, where=where, multiline=True)),
-        section=_sections(item, where),
+        section=sections(item, where),
         url=url(item, "url", where=where),
         citation_title=trim(text(item, "citation_title", MAX_CITATION_TITLE, where=where)),
     )

@@ -25,30 +25,33 @@ from typing import Any
 
 from kserve.errors import InvalidInput
 
+from side import fields
+from side.fields import (
+    MAX_CITATION_TITLE,
+    MAX_CLAIMS,
+    MAX_CONTEXT,
+    MAX_KEY,
+    MAX_REVISION,
+    MAX_SECTION,
+    MAX_SECTIONS,
+    MAX_TEXT,
+    MAX_TITLE,
+    MAX_URL,
+    FieldError,
+)
+
 __all__ = [
     "MAX_CLAIMS", "MAX_TEXT", "MAX_CONTEXT", "MAX_SECTIONS", "MAX_SECTION", "MAX_URL", "MAX_TITLE", "MAX_KEY",
     "MAX_CITATION_TITLE", "MAX_REF_NAME", "MAX_SOURCE_TEXT", "MAX_SOURCE_TEXT_TOTAL", "MAX_REVISION",
     "LANG_PATTERN", "DEFAULT_LANGUAGES", "ClaimInput", "ClaimsRequest", "RevisionRequest", "parse_request", "read_json",
 ]
 
-#: Claims (uses of a citation) verified in one request: one batch of the verifier.
-MAX_CLAIMS = 50
-MAX_TEXT = 2000
-MAX_CONTEXT = 5000
-MAX_SECTIONS = 10
-MAX_SECTION = 255
-MAX_URL = 2000
-MAX_TITLE = 255
-MAX_KEY = 64
-MAX_CITATION_TITLE = 500
 #: A ``<ref name=...>`` as MediaWiki allows it fits well within this.
 MAX_REF_NAME = 255
 #: Characters of one source's text sent with a claim (about 30 pages of prose) ...
 MAX_SOURCE_TEXT = 100_000
 #: ... and of all of a request's source texts together.
 MAX_SOURCE_TEXT_TOTAL = 400_000
-#: MediaWiki revision ids are unsigned integers; JSON numbers are exact up to 2**53.
-MAX_REVISION = 2**53 - 1
 #: A Wikipedia language code as Lift Wing's services take it: ``en``, ``simple``, ``zh-min-nan``
 #: (not ``enwiki``).
 LANG_PATTERN = r"^[a-z][a-z0-9]{1,11}(-[a-z0-9]{1,8}){0,2}$"
@@ -62,8 +65,6 @@ CLAIMS_FIELDS = {"lang", "title", "claims"}
 CLAIM_FIELDS = {"key", "text", "left_context", "section", "url", "citation_title", "source_text"}
 
 _LANG = re.compile(LANG_PATTERN)
-#: Control characters (tab, newline and carriage return aside) and lone surrogates.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _URL = re.compile(r"^https?://[^\s/?#@:\[\]\\]+(:[0-9]{1,5})?([/?#]\S*)?$")
 
 
@@ -124,50 +125,30 @@ def parse_request(inputs: dict[str, Any] | bytes | str,
     """The validated request; :class:`InvalidInput` saying what is wrong otherwise. A ``lang``
     outside ``languages`` is refused here, before the wiki is asked or a source fetched: the
     verifier would score claims in a language it cannot read, or ask a wiki that does not exist."""
-    data = read_json(inputs)
+    try:
+        return _parse(read_json(inputs), languages)
+    except FieldError as exc:  # the shared field checks (side.fields), in KServe's error shape
+        raise InvalidInput(str(exc)) from None
+
+
+def _parse(data: dict[str, Any], languages: frozenset[str]) -> RevisionRequest | ClaimsRequest:
     if ("rev_id" in data) == ("claims" in data):
         raise InvalidInput("send exactly one of 'rev_id' (with 'lang') or 'claims'")
     if "rev_id" in data:
-        _reject_unknown(data, REVISION_FIELDS)
+        fields.reject_unknown(data, REVISION_FIELDS)
         return RevisionRequest(lang=_lang(data, True, languages), rev_id=_rev_id(data.get("rev_id")),
                                ref=_ref(data.get("ref")))
-    _reject_unknown(data, CLAIMS_FIELDS)
+    fields.reject_unknown(data, CLAIMS_FIELDS)
     claims = _claims(data.get("claims"))
     total = sum(len(c.source_text or "") for c in claims)
     if total > MAX_SOURCE_TEXT_TOTAL:
         raise InvalidInput(f"claims: the source texts together are longer than {MAX_SOURCE_TEXT_TOTAL} characters")
     return ClaimsRequest(lang=_lang(data, False, languages) or "en",
-                         title=_text(data, "title", MAX_TITLE).strip(), claims=claims)
+                         title=fields.text(data, "title", MAX_TITLE).strip(), claims=claims)
 
 
 def _bad(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}" if field else message)
-
-
-def _reject_unknown(data: dict[str, Any], allowed: set[str], where: str = "") -> None:
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise _bad(where, f"unknown field(s) {', '.join(map(repr, unknown))}")
-
-
-def _text(data: dict[str, Any], name: str, limit: int, required: bool = False, where: str = "",
-          multiline: bool = False) -> str:
-    """A string field of at most ``limit`` characters, without control characters."""
-    field = f"{where}{name}"
-    value = data.get(name)
-    if value is None:
-        if required:
-            raise _bad(field, "is required")
-        return ""
-    if not isinstance(value, str):
-        raise _bad(field, "must be a string")
-    if len(value) > limit:
-        raise _bad(field, f"is longer than {limit} characters")
-    if required and not value.strip():
-        raise _bad(field, "must not be empty")
-    if _CONTROL.search(value) or (not multiline and ("\n" in value or "\r" in value)):
-        raise _bad(field, "contains control characters" + ("" if multiline else " or line breaks"))
-    return value
 
 
 def _lang(data: dict[str, Any], required: bool, languages: frozenset[str]) -> str:
@@ -204,12 +185,12 @@ def _ref(value: Any) -> str | int | None:
         if not 1 <= value <= MAX_REVISION:
             raise _bad("ref", "numbers start at 1 (the first entry of the reference list)")
         return value
-    name = _text({"ref": value}, "ref", MAX_REF_NAME, required=True).strip()
+    name = fields.text({"ref": value}, "ref", MAX_REF_NAME, required=True).strip()
     return name
 
 
 def _url(data: dict[str, Any], where: str) -> str:
-    value = _text(data, "url", MAX_URL, where=where).strip()
+    value = fields.text(data, "url", MAX_URL, where=where).strip()
     if value.startswith("//"):  # protocol-relative, valid in wikitext: read as https, as the gadget does
         value = "https:" + value
     if value and not _URL.match(value):
@@ -217,22 +198,10 @@ def _url(data: dict[str, Any], where: str) -> str:
     return value
 
 
-def _sections(item: dict[str, Any], where: str) -> tuple[str, ...]:
-    value = item.get("section", [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or len(value) > MAX_SECTIONS:
-        raise _bad(f"{where}section", f"must be a list of at most {MAX_SECTIONS} headings")
-    for heading in value:
-        if not isinstance(heading, str) or len(heading) > MAX_SECTION or _CONTROL.search(heading):
-            raise _bad(f"{where}section", f"headings must be strings of at most {MAX_SECTION} characters")
-    return tuple(value)
-
-
 def _source_text(item: dict[str, Any], where: str) -> str | None:
     if item.get("source_text") is None:
         return None
-    text = _text(item, "source_text", MAX_SOURCE_TEXT, where=where, multiline=True)
+    text = fields.text(item, "source_text", MAX_SOURCE_TEXT, where=where, multiline=True)
     if not text.strip():
         raise _bad(f"{where}source_text", "must not be empty (leave it out to read the source at 'url')")
     return text
@@ -242,15 +211,15 @@ def _claim(item: Any, index: int) -> ClaimInput:
     where = f"claims[{index}]."
     if not isinstance(item, dict):
         raise _bad(f"claims[{index}]", "must be an object")
-    _reject_unknown(item, CLAIM_FIELDS, f"claims[{index}]")
-    text = _text(item, "text", MAX_TEXT, required=True, where=where, multiline=True).strip()
+    fields.reject_unknown(item, CLAIM_FIELDS, f"claims[{index}]")
+    text = fields.text(item, "text", MAX_TEXT, required=True, where=where, multiline=True).strip()
     return ClaimInput(
-        key=_text(item, "key", MAX_KEY, where=where) or str(index),
+        key=fields.text(item, "key", MAX_KEY, where=where) or str(index),
         text=text,
-        left_context=_text(item, "left_context", MAX_CONTEXT, where=where, multiline=True).strip() or text,
-        section=_sections(item, where),
+        left_context=fields.text(item, "left_context", MAX_CONTEXT, where=where, multiline=True).strip() or text,
+        section=fields.sections(item, where, one_heading_as_string=True),
         url=_url(item, where),
-        citation_title=_text(item, "citation_title", MAX_CITATION_TITLE, where=where).strip(),
+        citation_title=fields.text(item, "citation_title", MAX_CITATION_TITLE, where=where).strip(),
         source_text=_source_text(item, where),
     )
 
