@@ -18,6 +18,8 @@
  */
 'use strict';
 
+var wikitextReader = require( './side-wikitext.js' );
+
 /* Where the mirror stops: nothing after the document's internal list is article text. */
 var BLOCK_BREAK = { paragraph: '\n\n', mwHeading: '\n', heading: '\n', mwPreformatted: '\n\n', preformatted: '\n\n' };
 var REF_TEXT = /^<ref>([\s\S]*)<\/ref>$/;
@@ -71,26 +73,12 @@ function transclusionWikitext( element ) {
  * @return {{name: string, params: Object.<string,string>}|null}
  */
 function parseTemplate( wikitext ) {
-	var inner, pieces = [], depth = 0, start = 0, i, two, params = {}, positional = 0;
+	var pieces, params = {}, positional = 0;
 	wikitext = String( wikitext || '' ).trim();
 	if ( wikitext.slice( 0, 2 ) !== '{{' || wikitext.slice( -2 ) !== '}}' ) {
 		return null;
 	}
-	inner = wikitext.slice( 2, -2 );
-	for ( i = 0; i < inner.length; i++ ) {
-		two = inner.slice( i, i + 2 );
-		if ( two === '{{' || two === '[[' ) {
-			depth++;
-			i++;
-		} else if ( ( two === '}}' || two === ']]' ) && depth > 0 ) {
-			depth--;
-			i++;
-		} else if ( inner[ i ] === '|' && depth === 0 ) {
-			pieces.push( inner.slice( start, i ) );
-			start = i + 1;
-		}
-	}
-	pieces.push( inner.slice( start ) );
+	pieces = wikitextReader.splitPipes( wikitext.slice( 2, -2 ) );
 	pieces.slice( 1 ).forEach( function ( piece ) {
 		var equals = piece.indexOf( '=' );
 		if ( equals === -1 ) {
