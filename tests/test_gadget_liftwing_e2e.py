@@ -34,12 +34,10 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -66,15 +64,14 @@ from test_gadget_e2e import (
 )
 
 from conftest import IN_CI
-from harness import free_port
 from harness.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
+from harness.liftwing import MODEL, start_model_server
 from harness.mediawiki import Account, MediaWiki, is_installed, start_mediawiki
 from httpserver import LocalServer, Response
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL = "side-verifier"
 GATEWAY_HOST = "api.wikimedia.org"
 #: The public path of a Lift Wing model behind the API Gateway, and what the gateway makes of it.
 LIFTWING_PREFIX = "/service/lw/inference/v1/models/"
@@ -282,38 +279,10 @@ def index_dir(folder: Path, sources: LocalServer) -> Path:
 @pytest.fixture(scope="module")
 def model_server(folder: Path, index_dir: Path) -> Iterator[int]:
     """Side's Lift Wing model server on 127.0.0.1, as Lift Wing runs it; yields its port."""
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MODEL_NAME": MODEL, "INDEX_PATH": str(index_dir),
-           "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_FETCH_WAYBACK_API": "", "HF_HUB_OFFLINE": "1",
+    env = {"INDEX_PATH": str(index_dir), "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_FETCH_WAYBACK_API": "",
            "SIDE_VAR_DIR": str(folder / "var"), "WIKI_API_URL": "http://127.0.0.1:9/api.php"}
-    env.pop("MODEL_PATH", None)
-    log_path = folder / "model-server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "deploy.liftwing.side_verifier.model", "--http_port", str(port),
-             "--grpc_port", str(free_port()), "--enable_grpc", "false"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the model server exited ({process.returncode}):\n{log_path.read_text()[-3000:]}")
-            try:
-                if requests.get(f"http://127.0.0.1:{port}/v1/models/{MODEL}", timeout=2).json().get("ready"):
-                    break
-            except (requests.RequestException, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the model server was not ready within {STARTUP_S} s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
+    with start_model_server(folder, env, STARTUP_S) as port:
         yield port
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

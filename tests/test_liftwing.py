@@ -13,12 +13,7 @@ Outside CI the module skips when KServe (the ``liftwing`` extra) is not installe
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -29,10 +24,9 @@ import requests
 from test_bot_scenario import BAD_CLAIM, GOOD_CLAIM, TITLE, Scenario, start_scenario
 
 from conftest import IN_CI
-from harness import free_port
+from harness.liftwing import MODEL, start_model_server
 
 REPO = Path(__file__).resolve().parent.parent
-MODEL = "side-verifier"
 STARTUP_S = 180
 
 EIFFEL_CLAIM = "The Eiffel Tower is 330 metres tall."
@@ -72,44 +66,10 @@ def server(wiki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The model server's base URL, once it says the model is ready."""
     need_kserve()
     folder = tmp_path_factory.mktemp("liftwing")
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MODEL_NAME": MODEL, "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
-           "SIDE_FETCH_WAYBACK_API": "", "SIDE_VAR_DIR": str(folder / "var"), "HF_HUB_OFFLINE": "1",
+    env = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_FETCH_WAYBACK_API": "", "SIDE_VAR_DIR": str(folder / "var"),
            "WIKI_API_URL": wiki.api if wiki is not None else "http://127.0.0.1:9/api.php"}
-    env.pop("MODEL_PATH", None)
-    env.pop("INDEX_PATH", None)
-    log_path = folder / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "deploy.liftwing.side_verifier.model", "--http_port", str(port),
-             "--grpc_port", str(free_port()), "--enable_grpc", "false"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(process, base, log_path)
-        yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-def _wait_ready(process: subprocess.Popen, base: str, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the model server exited ({process.returncode}):\n{log_path.read_text()[-3000:]}")
-        try:
-            response = requests.get(f"{base}/v1/models/{MODEL}", timeout=2)
-            if response.status_code == 200 and response.json().get("ready") is True:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"the model server was not ready within {STARTUP_S} s:\n{log_path.read_text()[-3000:]}")
+    with start_model_server(folder, env, STARTUP_S) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def predict(server: str, body: object) -> requests.Response:
