@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from stats import percentile  # benchmarks/stats.py, beside this script
 
 log = logging.getLogger("benchmarks.api")
 
@@ -68,8 +69,7 @@ class Result:
         return len(self.latencies) / self.seconds if self.seconds else 0.0
 
     def percentile(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+        return percentile(self.latencies, q) * 1000
 
     def line(self) -> str:
         return (f"{self.name:<34} c={self.concurrency:<2} {len(self.latencies):6d} req {self.errors:3d} err "

@@ -52,6 +52,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import requests  # noqa: E402
+from stats import percentile  # noqa: E402  (benchmarks/stats.py, beside this script)
 
 from httpserver import LocalServer, Response  # noqa: E402
 
@@ -76,8 +77,7 @@ class Timing:
     sources: Counter[str] = field(default_factory=Counter)
 
     def percentile(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+        return percentile(self.latencies, q) * 1000
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -23,14 +24,35 @@ FV_CATEGORY = "All articles with failed verification"
 CN_CATEGORY = "All articles with unsourced statements"
 
 
+BSN_CATEGORY = "All articles lacking reliable references"
+
+
+def add_tag_templates(mediawiki) -> None:
+    """The maintenance tags as English Wikipedia has them: each puts its page in its tracking
+    category; {{fv}} and {{cn}} are redirects."""
+    for name, category in (("Failed verification", FV_CATEGORY), ("Citation needed", CN_CATEGORY),
+                           ("Citation needed span", CN_CATEGORY), ("Better source needed", BSN_CATEGORY)):
+        mediawiki.edit_now(f"Template:{name}", f"<sup>[{name.lower()}]</sup>"
+                                               f"<includeonly>[[Category:{category}]]</includeonly>")
+    mediawiki.edit_now("Template:Fv", "#REDIRECT [[Template:Failed verification]]")
+    mediawiki.edit_now("Template:Cn", "#REDIRECT [[Template:Citation needed]]")
+
+
+def backlog_env(mediawiki, redis_url: str, database_url: str, checkpoint, var_dir, **extra: str) -> dict[str, str]:
+    """``side-bot -backlog`` as an operator runs it against ``mediawiki``: logged in as TestBot
+    (BotPassword), with this queue and store, its checkpoint, no rate limit unless ``extra`` sets one."""
+    folder = mediawiki.pywikibot_dir("TestBot")
+    return {**mediawiki.pywikibot_env("TestBot"), "SIDE_BOT_WIKI": mediawiki.dbname, "SIDE_BOT_API_URL": mediawiki.api,
+            "SIDE_BOT_USER": "TestBot", "SIDE_BOT_PASSWORD_FILE": str(folder / "user-password.py"),
+            "SIDE_SERVICE_REDIS_URL": redis_url, "SIDE_SERVICE_DATABASE_URL": database_url,
+            "SIDE_BOT_BACKLOG_CHECKPOINT": str(checkpoint), "SIDE_BOT_BACKLOG_PAGES_PER_MIN": "0",
+            "SIDE_VAR_DIR": str(var_dir), **extra}
+
+
 @pytest.fixture(scope="module")
 def tagged_wiki(mediawiki):
     """Tag templates, a redirect, and four tagged pages (one only with a broken tag)."""
-    mediawiki.edit_now("Template:Failed verification",
-                       f"<sup>[failed verification]</sup><includeonly>[[Category:{FV_CATEGORY}]]</includeonly>")
-    mediawiki.edit_now("Template:Fv", "#REDIRECT [[Template:Failed verification]]")
-    mediawiki.edit_now("Template:Citation needed",
-                       f"<sup>[citation needed]</sup><includeonly>[[Category:{CN_CATEGORY}]]</includeonly>")
+    add_tag_templates(mediawiki)
     tag = uuid.uuid4().hex[:6]
     pages = {
         f"Backlog bridge {tag}": "The bridge opened in 1932.<ref>{{cite web|url=http://s.example/b|title=B}}</ref>"
@@ -58,13 +80,8 @@ def run_backlog(mediawiki, env, *args):
 
 def test_backlog_submits_tagged_claims_resumes_and_posts_nothing(mediawiki, tagged_wiki, redis_db, tmp_path):
     database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    folder = mediawiki.pywikibot_dir("TestBot")
     checkpoint = tmp_path / "backlog.json"
-    env = {**mediawiki.pywikibot_env("TestBot"), "SIDE_BOT_WIKI": "testwiki", "SIDE_BOT_API_URL": mediawiki.api,
-           "SIDE_BOT_USER": "TestBot", "SIDE_BOT_PASSWORD_FILE": str(folder / "user-password.py"),
-           "SIDE_SERVICE_REDIS_URL": redis_db.url, "SIDE_SERVICE_DATABASE_URL": database,
-           "SIDE_BOT_BACKLOG_CHECKPOINT": str(checkpoint), "SIDE_BOT_BACKLOG_PAGES_PER_MIN": "0",
-           "SIDE_VAR_DIR": str(tmp_path / "var")}
+    env = backlog_env(mediawiki, redis_db.url, database, checkpoint, tmp_path / "var")
     ours = set(tagged_wiki)
     before = mediawiki.last_rc_timestamp()
 
@@ -93,6 +110,41 @@ def test_backlog_submits_tagged_claims_resumes_and_posts_nothing(mediawiki, tagg
     assert "0 checks submitted" in third, third
     # Nothing was posted: no edit on the wiki since the runs began.
     assert mediawiki.last_rc_timestamp() == before
+
+
+def test_a_category_larger_than_a_run_is_bounded_listed_through_continuation_and_resumed(mediawiki, redis_db,
+                                                                                       tmp_path):
+    """A category of 100,000 pages, in small: 13 pages, listed 4 per API request (pywikibot's
+    ``step``, so the listing goes through the real API's continuation) and 5 pages a run. Each run
+    reads exactly its limit of new pages (or what is left), the next goes on after them, and a run
+    over a finished category reads nothing and ends. Every run is a subprocess with a timeout, so
+    one that looped without end would fail the test."""
+    add_tag_templates(mediawiki)
+    tag = uuid.uuid4().hex[:6]
+    total, per_run, per_request = 13, 5, 4
+    titles = {f"Backlog bulk {tag} {n:02d}" for n in range(total)}
+    for n, title in enumerate(sorted(titles)):
+        mediawiki.edit_now(title, f"Survey {n} counted {n + 3} bridges.{{{{better source needed|date=May 2024}}}}")
+    pywikibot_dir = tmp_path / "pywikibot"
+    shutil.copytree(mediawiki.pywikibot_dir("TestBot"), pywikibot_dir)
+    with (pywikibot_dir / "user-config.py").open("a", encoding="utf-8") as fh:
+        fh.write(f"step = {per_request}\n")  # items per API request: continuation after every 4 pages
+    checkpoint = tmp_path / "backlog.json"
+    env = {**backlog_env(mediawiki, redis_db.url, f"sqlite:///{tmp_path / 'db.sqlite3'}", checkpoint,
+                         tmp_path / "var"), "PYWIKIBOT_DIR": str(pywikibot_dir)}
+
+    done_before = 0
+    while True:
+        summary = run_backlog(mediawiki, env, "-templates:bsn", f"-maxpages:{per_run}")
+        expected = min(per_run, total - done_before)
+        assert re.search(rf"backlog: {expected} pages, {expected} tagged claims .* {expected} checks submitted",
+                         summary), summary
+        assert re.search(rf" {done_before} pages done before", summary), summary
+        assert set(json.loads(checkpoint.read_text())["done"]) <= titles
+        done_before += expected
+        if expected == 0:
+            break
+    assert set(json.loads(checkpoint.read_text())["done"]) == titles
 
 
 @pytest.mark.parametrize("args, message", [

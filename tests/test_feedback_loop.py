@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from service.feedback import main as feedback_main
 from service.store import CheckRequest, DismissReason, FeedbackAction, Store
@@ -28,29 +27,9 @@ from side.verify.crossencoder import DEFAULT_MODEL_DIR
 from side.verify.levels import LevelThresholds
 from side.verify.verifier import COMBINER_FILE, Combiner
 
-from harness.mariadb import throwaway_url
 from webapp import finish, outcome
 
 SHIPPED = Combiner.load(DEFAULT_MODEL_DIR / COMBINER_FILE)
-
-
-@pytest.fixture(scope="module")
-def mariadb_url():
-    with throwaway_url() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "mariadb"])
-def store_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'side.sqlite3'}"
-    url = request.getfixturevalue("mariadb_url")
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        for table in ("reports", "feedback", "results", "checks", "alembic_version"):
-            conn.execute(sa.text(f"DROP TABLE IF EXISTS {table}"))
-    engine.dispose()
-    return url
 
 
 def claim(n: int) -> Claim:

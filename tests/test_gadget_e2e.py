@@ -59,35 +59,50 @@ def article(sources: LocalServer) -> str:
             f"== References ==\n<references />\n")
 
 
-@pytest.fixture(scope="module")
-def sources():
-    with LocalServer() as server:
-        server.add("/alsea", Response(body=ALSEA))
-        server.add("/weather", Response(body=WEATHER))
-        server.add("/alsea-history", Response(body=f"<html><body><p>{HISTORY_TEXT}</p></body></html>".encode()))
-        yield server
+def serve_sources(server: LocalServer) -> LocalServer:
+    """The article's two cited pages and the better source, on ``server`` (also used by
+    tests/test_gadget_liftwing_e2e.py and benchmarks/gadget.py)."""
+    server.add("/alsea", Response(body=ALSEA))
+    server.add("/weather", Response(body=WEATHER))
+    server.add("/alsea-history", Response(body=f"<html><body><p>{HISTORY_TEXT}</p></body></html>".encode()))
+    return server
 
 
-@pytest.fixture(scope="module")
-def var_dir(tmp_path_factory: pytest.TempPathFactory, sources: LocalServer) -> Path:
-    """A worker var folder with a small evidence index: the better source and a distractor."""
-    folder = tmp_path_factory.mktemp("gadget-var")
+def build_index(folder: Path, sources: LocalServer) -> Path:
+    """A small evidence index in ``folder``/index: the better source and a distractor."""
     documents = folder / "documents.jsonl"
     rows = [{"url": sources.url("/alsea-history"), "title": "Alsea history", "text": HISTORY_TEXT},
             {"url": sources.url("/weather"), "title": "Weather", "text": WEATHER_TEXT}]
     documents.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     subprocess.run([sys.executable, "-m", "side", "index", "build", "--jsonl", str(documents),
                     "--out", str(folder / "index")], check=True, capture_output=True, timeout=300, cwd=REPO)
+    return folder / "index"
+
+
+@pytest.fixture(scope="module")
+def sources():
+    with LocalServer() as server:
+        yield serve_sources(server)
+
+
+@pytest.fixture(scope="module")
+def var_dir(tmp_path_factory: pytest.TempPathFactory, sources: LocalServer) -> Path:
+    """A worker var folder with a small evidence index: the better source and a distractor."""
+    folder = tmp_path_factory.mktemp("gadget-var")
+    build_index(folder, sources)
     return folder
+
+
+def stack_env(mediawiki) -> dict[str, str]:
+    """What the service needs to answer the gadget on ``mediawiki``: the local sources, CORS for
+    the wiki, and the wiki's address."""
+    return {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_SERVICE_CORS_ORIGINS": mediawiki.url,
+            "SIDE_SERVICE_WIKI_URLS": f"{mediawiki.dbname}={mediawiki.url}"}
 
 
 @pytest.fixture(scope="module")
 def stack(service_stack, mediawiki, var_dir):
-    return service_stack(var_dir=var_dir, env={
-        "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
-        "SIDE_SERVICE_CORS_ORIGINS": mediawiki.url,
-        "SIDE_SERVICE_WIKI_URLS": f"{mediawiki.dbname}={mediawiki.url}",
-    })
+    return service_stack(var_dir=var_dir, env=stack_env(mediawiki))
 
 
 def deploy(mediawiki, *extra: str) -> subprocess.CompletedProcess:
@@ -97,25 +112,36 @@ def deploy(mediawiki, *extra: str) -> subprocess.CompletedProcess:
                           check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
-@pytest.fixture(scope="module")
-def installed(mediawiki, stack, sources):
-    """The gadget deployed (by an interface admin, through pywikibot), an editor who enabled it,
-    and the article. Returns the editor's password."""
+def add_deployer(mediawiki) -> None:
+    """The interface admin who deploys the gadget (a BotPassword allowed to edit site config)."""
     mediawiki.add_account("Deployer", groups=("interface-admin",), bot_app="side-deploy",
                           grants="basic,highvolume,editpage,createeditmovepage,editsiteconfig")
-    dry = deploy(mediawiki, "--service-url", stack.web_url, "--dry-run")
-    assert dry.returncode == 0, dry.stderr
-    assert "would create  MediaWiki:Gadget-side.js" in dry.stdout
-    assert mediawiki.page_text("MediaWiki:Gadget-side.js") is None, "a dry run wrote a page"
-    done = deploy(mediawiki, "--service-url", stack.web_url)
-    assert done.returncode == 0, done.stderr
+
+
+def add_editor(mediawiki, sources: LocalServer) -> str:
+    """The editor who turned the gadget on in their preferences, and the article; returns the
+    editor's password."""
     editor_password = "Editor-" + secrets.token_hex(8)
     mediawiki.run_maintenance("createAndPromote.php", EDITOR, editor_password)
     mediawiki.accounts[EDITOR] = Account(EDITOR, editor_password)
     mediawiki.call({"action": "options", "change": "gadget-side=1", "token": mediawiki.token(EDITOR)},
                    EDITOR, post=True)
     mediawiki.edit(TITLE, article(sources), user=EDITOR, summary="article for the gadget test")
-    return {"password": editor_password}
+    return editor_password
+
+
+@pytest.fixture(scope="module")
+def installed(mediawiki, stack, sources):
+    """The gadget deployed (by an interface admin, through pywikibot), an editor who enabled it,
+    and the article. Returns the editor's password."""
+    add_deployer(mediawiki)
+    dry = deploy(mediawiki, "--service-url", stack.web_url, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would create  MediaWiki:Gadget-side.js" in dry.stdout
+    assert mediawiki.page_text("MediaWiki:Gadget-side.js") is None, "a dry run wrote a page"
+    done = deploy(mediawiki, "--service-url", stack.web_url)
+    assert done.returncode == 0, done.stderr
+    return {"password": add_editor(mediawiki, sources)}
 
 
 def grant_consent(mediawiki) -> None:

@@ -32,11 +32,8 @@ import importlib.util
 import ipaddress
 import json
 import os
-import secrets
 import shutil
 import ssl
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,27 +44,27 @@ from typing import Any
 import pytest
 import requests
 from test_gadget_e2e import (
-    ALSEA,
     BAD_CLAIM,
     EDITOR,
     GOOD_CLAIM,
-    HISTORY_TEXT,
     NEEDS_REVIEW,
     TITLE,
-    WEATHER,
-    WEATHER_TEXT,
-    article,
+    add_deployer,
+    add_editor,
+    build_index,
+    deploy,
     hint,
     login,
     open_editor,
+    serve_sources,
     wait_for_verdicts,
 )
 
 from conftest import IN_CI
 from harness.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 from harness.liftwing import MODEL, start_model_server
-from harness.mediawiki import Account, MediaWiki, is_installed, start_mediawiki
-from httpserver import LocalServer, Response
+from harness.mediawiki import MediaWiki, is_installed, start_mediawiki
+from httpserver import LocalServer
 
 pytestmark = pytest.mark.slow
 
@@ -258,22 +255,13 @@ def needs() -> None:
 @pytest.fixture(scope="module")
 def sources(needs) -> Iterator[LocalServer]:
     with LocalServer() as server:
-        server.add("/alsea", Response(body=ALSEA))
-        server.add("/weather", Response(body=WEATHER))
-        server.add("/alsea-history", Response(body=f"<html><body><p>{HISTORY_TEXT}</p></body></html>".encode()))
-        yield server
+        yield serve_sources(server)
 
 
 @pytest.fixture(scope="module")
 def index_dir(folder: Path, sources: LocalServer) -> Path:
     """A small evidence index: the better source and a distractor (suggestions come from it)."""
-    documents = folder / "documents.jsonl"
-    rows = [{"url": sources.url("/alsea-history"), "title": "Alsea history", "text": HISTORY_TEXT},
-            {"url": sources.url("/weather"), "title": "Weather", "text": WEATHER_TEXT}]
-    documents.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "side", "index", "build", "--jsonl", str(documents),
-                    "--out", str(folder / "index")], check=True, capture_output=True, timeout=300, cwd=REPO)
-    return folder / "index"
+    return build_index(folder, sources)
 
 
 @pytest.fixture(scope="module")
@@ -307,18 +295,10 @@ def wiki(folder: Path, needs) -> Iterator[MediaWiki]:
 def installed(wiki: MediaWiki, sources: LocalServer) -> str:
     """The gadget deployed by an interface admin (its default configuration), an editor who
     turned it on, and the article. Returns the editor's password."""
-    wiki.add_account("Deployer", groups=("interface-admin",), bot_app="side-deploy",
-                     grants="basic,highvolume,editpage,createeditmovepage,editsiteconfig")
-    done = subprocess.run([sys.executable, "-m", "gadget.deploy", "--api", wiki.api, "--user", "Deployer"],
-                          env=wiki.pywikibot_env("Deployer"), stdin=subprocess.DEVNULL, check=False,
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    add_deployer(wiki)
+    done = deploy(wiki)
     assert done.returncode == 0, done.stderr
-    password = "Editor-" + secrets.token_hex(8)
-    wiki.run_maintenance("createAndPromote.php", EDITOR, password)
-    wiki.accounts[EDITOR] = Account(EDITOR, password)
-    wiki.call({"action": "options", "change": "gadget-side=1", "token": wiki.token(EDITOR)}, EDITOR, post=True)
-    wiki.edit(TITLE, article(sources), user=EDITOR, summary="article for the gadget test")
-    return password
+    return add_editor(wiki, sources)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import mwparserfromhell
 import pytest
 from markupsafe import escape
 from test_bot_policy import HOSTILE_WORDS, finished_check
-from test_dashboard import LEVEL_BADGES, page
+from test_dashboard import LEVEL_BADGES, flagged, page  # noqa: F401 - flagged is a fixture
 from test_dashboard_levels import check_of_every_level
 
 from bot.report import ReportItem, build_report
@@ -192,6 +192,36 @@ def test_the_dashboard_speaks_german_with_uselang_or_accept_language(client, sto
                          (f"/dashboard/checks/{check_id}?uselang=en", {"Accept-Language": "de"})):
         doc, _, badges = _badges(client, url, **headers)
         assert badges["not_supported"] == "not supported" and doc.xpath("//html/@lang") == ["en"], url
+
+
+def test_the_german_stats_page_draws_its_charts_in_german(client, store, flagged):  # noqa: F811 - the fixture
+    """Chart names (aria-label), legends, tooltips, the supported cut and its number, the ring's
+    caption and the dismissal reasons: every word the statistics charts show, in German."""
+    store.add_feedback(flagged["nei"].id, "accept")
+    store.add_feedback(flagged["worst"].id, "dismiss", reason="source-is-fine")
+    doc = page(client.get("/dashboard/stats?uselang=de"))
+    charts = doc.xpath("//svg")
+    assert [c.get("aria-label") for c in charts] == [
+        "Geprüfte Belege nach Einstufung", "Verteilung der Stützungswerte nach Einstufung",
+        "Markierte Belege pro Tag", "Anteil der angenommenen geprüften Vorschläge",
+        "Warum Vorschläge abgelehnt wurden"]
+    assert [r.xpath("title")[0].text for r in charts[0].xpath(".//rect")] == [
+        "gestützt: 1", "teilweise gestützt: 1", "nicht gestützt: 2", "konnte nicht geprüft werden: 0"]
+    tips = {t.text for t in charts[1].xpath(".//rect/title")}
+    assert "0,0–0,1: 1 nicht gestützt" in tips and "0,8–0,9: 1 gestützt" in tips
+    assert re.fullmatch(r"gestützt ab 0,\d\d", charts[1].xpath(".//text[@class='marker-label']")[0].text)
+    assert {t.text for t in charts[1].xpath(".//text[@class='legend']")} == {
+        "gestützt", "teilweise gestützt", "nicht gestützt"}
+    assert [t.text for t in charts[1].xpath(".//text[@class='tick']")][-1] == "1,0"  # the last bin edge
+    assert sorted(t.text.split(": ")[1] for t in charts[2].xpath(".//rect/title")) == [
+        "1 teilweise gestützt", "2 nicht gestützt"]
+    assert charts[3].xpath(".//text[@class='ring-caption']")[0].text == "angenommen"
+    assert {t.text for t in charts[3].xpath(".//title")} == {"1 von 2"}
+    assert charts[4].xpath(".//rect/title")[0].text == "Die angegebene Quelle ist in Ordnung: 1"
+    words = " ".join(" ".join([c.get("aria-label"), c.text_content()]) for c in charts).lower()
+    assert not [w for w in ("supported", "flagged", "accepted", "dismiss", " of ", "citations") if w in words], words
+    empty = page(client.get("/dashboard/stats?uselang=de&wiki=dewiki"))
+    assert empty.xpath("//svg")[4].xpath(".//text")[0].text == "noch keine Ablehnungen"
 
 
 def test_the_german_result_page_escapes_what_it_quotes(client, store):

@@ -15,28 +15,6 @@ from side.extract.claims import Citation, Claim
 from side.pipeline import Result, SourceStatus, Suggestion
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
-from harness.mariadb import throwaway_url
-
-
-@pytest.fixture(scope="module")
-def mariadb_url():
-    """A throwaway database on the MariaDB server (CI and this machine run one on :3306)."""
-    with throwaway_url() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "mariadb"])
-def store_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'side.sqlite3'}"
-    url = request.getfixturevalue("mariadb_url")
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:  # each test starts from an empty schema
-        for table in ("reports", "feedback", "results", "checks", "alembic_version"):
-            conn.execute(sa.text(f"DROP TABLE IF EXISTS {table}"))
-    engine.dispose()
-    return url
-
 
 def claim(text: str, url: str) -> Claim:
     return Claim(article_title="Alsea", section=("History",), text=text, left_context=text,

@@ -61,6 +61,9 @@ def test_tags_in_unexpected_forms_are_skipped_with_a_reason():
     assert page.claims == ()
     assert page.skipped == {SkipReason.NO_TEXT: 1, SkipReason.NESTED: 1, SkipReason.SPAN_WITHOUT_TEXT: 1,
                             SkipReason.UNCLOSED: 1}
+    # another template left open is not a tag: nothing skipped, no reason counted (not even 0 times)
+    other = find_tagged("It is red.{{cn}} Then {{convert|3 words.", "T")
+    assert [c.text for c in other.claims] == ["It is red."] and dict(other.skipped) == {}
 
 
 def test_other_templates_and_aliases_are_configurable():

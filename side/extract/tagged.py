@@ -154,8 +154,8 @@ class _TagWalker(_Walker):
         super().heading(node, flow)
 
     def text(self, value: str, flow: Flow) -> None:
-        if self._unclosed is not None and "{{" in value:
-            self.skipped[SkipReason.UNCLOSED] += len(self._unclosed.findall(value))
+        if self._unclosed is not None and "{{" in value and (unclosed := len(self._unclosed.findall(value))):
+            self.skipped[SkipReason.UNCLOSED] += unclosed  # only when there is one: no reason counted 0 times
         super().text(value, flow)
 
     def template(self, node: Template, flow: Flow) -> None:

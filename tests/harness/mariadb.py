@@ -3,6 +3,9 @@
 Tests of the store, its migrations and the ToolsDB credentials each get a database of their own,
 created here and dropped afterwards. Outside CI a missing server skips the test; in CI
 (``CI=true``) it fails it.
+
+Fixtures: ``mariadb_url`` (module: one throwaway database) and ``store_url`` (a test run once on
+each engine the store supports: a fresh SQLite file, and that MariaDB database emptied first).
 """
 
 from __future__ import annotations
@@ -56,3 +59,28 @@ def throwaway_url() -> Iterator[str]:
             yield f"{MARIADB}/{name}?charset=utf8mb4"
     finally:
         admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def mariadb_url() -> Iterator[str]:
+    """A throwaway database on the MariaDB server, for one test module."""
+    with throwaway_url() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "mariadb"])
+def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """The store's URL on each engine it supports; every test starts from an empty schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'side.sqlite3'}"
+    from service.store.tables import metadata
+
+    url = request.getfixturevalue("mariadb_url")
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            metadata.drop_all(conn)
+            conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
+    finally:
+        engine.dispose()
+    return url

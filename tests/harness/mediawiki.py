@@ -423,6 +423,13 @@ def _fail_or_skip(reason: str) -> None:
     pytest.skip(reason)
 
 
+def require_mediawiki() -> None:
+    """Skip the test (fail it in CI) when MediaWiki or PHP is not installed."""
+    ok, reason = is_installed()
+    if not ok:
+        _fail_or_skip(reason)
+
+
 def start_mediawiki(folder: Path, headers: dict[str, str] | None = None) -> MediaWiki:
     """Install, serve and seed a wiki in ``folder`` (about 4 s); stop it with ``.stop()``.
     ``headers`` are sent with every PHP response (see :meth:`MediaWiki._prepend_headers`)."""
@@ -441,9 +448,7 @@ def start_mediawiki(folder: Path, headers: dict[str, str] | None = None) -> Medi
 @pytest.fixture(scope="session")
 def mediawiki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MediaWiki]:
     """A real MediaWiki for the whole test session (``.url``, ``.api``, ``.edit`` ...)."""
-    ok, reason = is_installed()
-    if not ok:
-        _fail_or_skip(reason)
+    require_mediawiki()
     wiki = start_mediawiki(tmp_path_factory.mktemp("mediawiki"))
     try:
         yield wiki

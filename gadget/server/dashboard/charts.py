@@ -7,6 +7,10 @@ supported cut drawn on it), a bar series over days (flagged per day, by level), 
 its own colour (``bar-<level>``, as the level badges). Colours come from CSS classes
 (``static/dashboard.css``), so the charts follow the page's light or dark theme; every bar has
 a ``<title>`` (hover tooltip, read by screen readers) and every chart an ``aria-label``.
+
+Every word and number a chart shows is in the page's language: the functions take the request's
+:class:`~side.messages.Messages` (``side-dashboard-chart-*`` keys; numbers with its decimal
+separator), English when none is given.
 """
 
 from __future__ import annotations
@@ -15,8 +19,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 
 from markupsafe import Markup, escape
+
+from side.messages import FALLBACK, Catalog, Messages
+
+#: English, for a chart drawn without the request's messages (the dashboard's own catalogue).
+_ENGLISH = Catalog(Path(__file__).resolve().parent / "i18n").messages(FALLBACK)
 
 #: Drawing units of the bar charts; the SVG scales to its card, so these set the text size.
 WIDTH, HEIGHT = 960, 280
@@ -74,6 +84,10 @@ def _y_axis(top: float) -> list[str]:
     return out
 
 
+def _text(text: Messages | None) -> Messages:
+    return text if text is not None else _ENGLISH
+
+
 def _legend(series: Sequence[Series]) -> list[str]:
     out, x = [], MARGIN_LEFT
     for s in series:
@@ -92,7 +106,7 @@ def _x_labels(labels: Sequence[str], slot: float, at_edges: bool, every: int) ->
 
 def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series],
                  markers: Sequence[tuple[float, str]] = (), tick_every: int = 1,
-                 edges: Sequence[str] | None = None) -> Markup:
+                 edges: Sequence[str] | None = None, text: Messages | None = None) -> Markup:
     """Vertical bars, one per category, layers stacked bottom-up in ``series`` order.
 
     ``markers`` are vertical lines at fractional positions of the x axis (0 = left edge,
@@ -110,7 +124,7 @@ def stacked_bars(label: str, categories: Sequence[str], series: Sequence[Series]
         for s in series:
             height = plot_h * s.values[i] / top
             if height > 0:
-                tip = f"{category}: {_fmt(s.values[i])} {s.name}"
+                tip = _text(text)("side-dashboard-chart-bar-tip", category, _fmt(s.values[i]), s.name)
                 body.append(f'<rect class="{s.css}" x="{x:.1f}" y="{base - height:.1f}" width="{slot * 0.8:.1f}" '
                             f'height="{height:.1f}" rx="2"><title>{escape(tip)}</title></rect>')
                 base -= height
@@ -134,36 +148,41 @@ def _level_series(layers: Sequence[tuple[str, str, Sequence[int]]]) -> list[Seri
 
 
 def score_histogram(bins: Sequence[float], layers: Sequence[tuple[str, str, Sequence[int]]],
-                    supported_cut: float) -> Markup:
+                    supported_cut: float, text: Messages | None = None) -> Markup:
     """Support scores of checked citations, stacked by level, the supported cut marked.
 
     ``layers`` are (level, its text, a count per bin), best supported first; a citation that
     could not be checked has no score and is not in any bin.
     """
-    categories = [f"{lo:.1f}–{hi:.1f}" for lo, hi in pairwise(bins)]
-    return stacked_bars("Distribution of support scores by verdict", categories, _level_series(layers),
-                        edges=[f"{b:.1f}" for b in bins],
-                        markers=[(supported_cut, f"supported from {supported_cut:.2f}")])
+    t = _text(text)
+    categories = [f"{t.number(lo, 1)}–{t.number(hi, 1)}" for lo, hi in pairwise(bins)]
+    return stacked_bars(t("side-dashboard-chart-scores"), categories, _level_series(layers),
+                        edges=[t.number(b, 1) for b in bins],
+                        markers=[(supported_cut, t("side-dashboard-chart-supported-from", t.number(supported_cut)))],
+                        text=t)
 
 
-def daily_bars(days: Sequence[tuple[str, int]], layers: Sequence[tuple[str, str, Sequence[int]]] = ()) -> Markup:
+def daily_bars(days: Sequence[tuple[str, int]], layers: Sequence[tuple[str, str, Sequence[int]]] = (),
+               text: Messages | None = None) -> Markup:
     """Flagged citations per day, stacked by level when ``layers`` are given (else one series),
     dates as MM-DD, about eight labels whatever the span."""
+    t = _text(text)
     categories = [day[5:] for day, _ in days]
     series = (_level_series(layers) if layers
-              else [Series("flagged citations", [n for _, n in days], "bar-flagged")])
-    return stacked_bars("Flagged citations per day", categories, series,
-                        tick_every=max(1, math.ceil(len(days) / 8)))
+              else [Series(t("side-dashboard-chart-flagged"), [n for _, n in days], "bar-flagged")])
+    return stacked_bars(t("side-dashboard-chart-daily"), categories, series,
+                        tick_every=max(1, math.ceil(len(days) / 8)), text=t)
 
 
-def level_bars(label: str, items: Sequence[tuple[str, str, int]]) -> Markup:
+def level_bars(label: str, items: Sequence[tuple[str, str, int]], text: Messages | None = None) -> Markup:
     """One bar per (level, its text, count), in the given order, each in its level's colour."""
-    return horizontal_bars(label, [(text, n) for _, text, n in items], sort=False,
-                           css=[level_css(level) for level, _, _ in items], width=WIDTH)
+    return horizontal_bars(label, [(name, n) for _, name, n in items], sort=False,
+                           css=[level_css(level) for level, _, _ in items], width=WIDTH, text=text)
 
 
-def ring(label: str, part: int, total: int, caption: str) -> Markup:
+def ring(label: str, part: int, total: int, caption: str, text: Messages | None = None) -> Markup:
     """A ring showing ``part`` of ``total`` with the percentage in the middle."""
+    part_of = _text(text)("side-dashboard-chart-part-of", part, total)
     size, radius, stroke = 180, 70, 22
     circumference = 2 * math.pi * radius
     share = part / total if total else 0.0
@@ -172,16 +191,16 @@ def ring(label: str, part: int, total: int, caption: str) -> Markup:
     if part > 0:  # a zero-length arc would still draw its round cap as a dot
         value = (f'<circle class="ring-value" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none" '
                  f'stroke-dasharray="{circumference * share:.1f} {circumference:.1f}" '
-                 f'transform="rotate(-90 90 90)"><title>{escape(f"{part} of {total}")}</title></circle>')
+                 f'transform="rotate(-90 90 90)"><title>{escape(part_of)}</title></circle>')
     return Markup(f'<svg class="chart ring" viewBox="0 0 {size} {size}" role="img" aria-label="{escape(label)}">'
                   f'<circle class="ring-track" cx="90" cy="90" r="{radius}" stroke-width="{stroke}" fill="none">'
-                  f'<title>{escape(f"{part} of {total}")}</title></circle>{value}'
+                  f'<title>{escape(part_of)}</title></circle>{value}'
                   f'<text class="ring-centre" x="90" y="96" text-anchor="middle">{centre}</text>'
                   f'<text class="ring-caption" x="90" y="118" text-anchor="middle">{escape(caption)}</text></svg>')
 
 
 def horizontal_bars(label: str, items: Sequence[tuple[str, int]], sort: bool = True,
-                    css: Sequence[str] = (), width: int = 520) -> Markup:
+                    css: Sequence[str] = (), width: int = 520, text: Messages | None = None) -> Markup:
     """One labelled bar per item, longest first unless ``sort`` is false (dismissal reasons;
     levels keep their own order); ``css`` is each bar's class (``bar-dismissed`` by default);
     ``width`` in drawing units (a half-width card's default; :data:`WIDTH` for a wide card, so
@@ -202,6 +221,7 @@ def horizontal_bars(label: str, items: Sequence[tuple[str, int]], sort: bool = T
                     f'<title>{escape(f"{name}: {n}")}</title></rect>'
                     f'<text class="value" x="{left + w + 6:.1f}" y="{y + 15}">{n}</text>')
     if not items:
-        body.append(f'<text class="tick" x="{left}" y="20">no dismissals yet</text>')
+        body.append(f'<text class="tick" x="{left}" y="20">{escape(_text(text)("side-dashboard-chart-no-dismissals"))}'
+                    '</text>')
     return Markup(f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
                   + "".join(body) + "</svg>")

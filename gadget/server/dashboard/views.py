@@ -36,6 +36,7 @@ from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
 from service.store import Check, CheckStatus, DismissReason, Origin, ReviewStatus, StoredResult
 from side.extract.claims import Claim
+from side.messages import Messages
 from side.pipeline import Suggestion
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence
@@ -356,16 +357,18 @@ def stats() -> str:
     days = _arg_int("days", 30, range(1, 3661))
     numbers = svc.store.stats(days=days, wiki=wiki_id(wiki) if wiki else None)
     threshold = svc.presenter.flag_threshold
+    text = messages.current_messages()
     plots = {
-        "levels": charts.level_bars("Checked citations by verdict",
-                                    [(value, text, numbers.levels.get(value, 0))
-                                     for value, text in messages.LevelText().items()]),
-        "scores": charts.score_histogram(numbers.score_bins, _by_level(numbers.level_histogram), threshold),
-        "daily": charts.daily_bars(numbers.flagged_per_day, _by_level(numbers.flagged_per_day_by_level)),
-        "acceptance": charts.ring("Share of reviewed suggestions accepted", numbers.accepted,
-                                  numbers.accepted + numbers.dismissed, "accepted"),
-        "reasons": charts.horizontal_bars("Why suggestions were dismissed",
-                                          [(REASON_TEXT.get(k, k), n) for k, n in numbers.dismiss_reasons.items()]),
+        "levels": charts.level_bars(text("side-dashboard-chart-levels"),
+                                    [(value, name, numbers.levels.get(value, 0))
+                                     for value, name in messages.LevelText().items()], text=text),
+        "scores": charts.score_histogram(numbers.score_bins, _by_level(numbers.level_histogram), threshold, text),
+        "daily": charts.daily_bars(numbers.flagged_per_day, _by_level(numbers.flagged_per_day_by_level), text),
+        "acceptance": charts.ring(text("side-dashboard-chart-acceptance"), numbers.accepted,
+                                  numbers.accepted + numbers.dismissed, text("side-dashboard-chart-accepted"), text),
+        "reasons": charts.horizontal_bars(text("side-dashboard-chart-reasons"),
+                                          [(_reason_text(text, k), n) for k, n in numbers.dismiss_reasons.items()],
+                                          text=text),
     }
     return render_template("stats.html", stats=numbers, plots=plots, wiki=wiki, days=days, wikis=svc.store.wikis(),
                            day_choices=STATS_DAYS, threshold=threshold)
@@ -419,6 +422,11 @@ def backlog() -> str:
                            wikis=svc.store.wikis(),
                            categories=sorted({str(r.tag.get("category", "")) for r in everything} - {""}),
                            templates=sorted({str(r.tag.get("template", "")) for r in everything} - {""}))
+
+
+def _reason_text(text: Messages, reason: str) -> str:
+    """A dismissal reason in the page's language; a reason this version does not know, as stored."""
+    return text(f"side-dashboard-reason-{reason}") if reason in set(DismissReason) else reason
 
 
 def _by_level(values: dict[str, list[int]]) -> list[tuple[str, str, list[int]]]:
