@@ -40,7 +40,8 @@ from urllib.parse import urlencode, urlsplit
 
 import jwt
 import requests
-from flask import Blueprint, Flask, Response, redirect, request, session, url_for
+from flask import Blueprint, Flask, redirect, request, session, url_for
+from flask.typing import ResponseReturnValue
 from oauthlib.common import urldecode
 from requests_oauthlib import OAuth1Session
 from rq.defaults import RQ_KEY_PREFIX
@@ -235,7 +236,7 @@ def _pending_key(token: str) -> str:
 
 
 @bp.get("/login")
-def start() -> Response:
+def start() -> ResponseReturnValue:
     """Send the browser to the wiki to log in; it comes back to :func:`callback`."""
     config = _config()
     callback_url = services().config.service.public_url.rstrip("/") + url_for(".callback")
@@ -252,7 +253,7 @@ def start() -> Response:
 
 
 @bp.get("/callback")
-def callback() -> Response:
+def callback() -> ResponseReturnValue:
     """Finish a login the wiki sends back; refuse a forged, replayed or stale one with a 400."""
     config = _config()
     token, verifier = request.args.get("oauth_token", ""), request.args.get("oauth_verifier", "")
@@ -287,7 +288,7 @@ def callback() -> Response:
 
 
 @bp.post("/logout")
-def logout() -> Response:
+def logout() -> ResponseReturnValue:
     """Forget the login (a form with the CSRF token, so another site cannot log a reviewer out)."""
     if current_reviewer():
         require_reviewer(request.form.get("csrf_token", ""))
