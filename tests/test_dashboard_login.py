@@ -5,7 +5,8 @@ The handshake runs against the real thing: the local MediaWiki 1.39 with the OAu
 extension's own maintenance script, the web service served by waitress on 127.0.0.1 exactly as
 ``side-web`` serves it, and a ``requests`` session as the reviewer's browser, which logs in to
 the wiki as Alice and clicks "Allow" on ``Special:OAuth/authenticate``. The rest (anonymous
-visitors, CSRF tokens, forged callbacks, configuration) is checked on the Flask test client.
+visitors, CSRF tokens, forged callbacks, configuration) is checked on the Flask test client. One
+more test runs the handshake in headless Chromium, with the wiki's own login form and Allow button.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from side.config import load_config
 from side.errors import ConfigError
 
 from harness import free_port
+from harness.browser import save_screenshot
 from harness.mediawiki import is_installed, start_mediawiki
 from webapp import claims_body, finish, log_in, make_config, outcome, running_app
 
@@ -81,7 +83,7 @@ def test_an_anonymous_review_is_refused_and_stores_nothing(login_app):
     assert store.feedback_for(result_id) == [] and store.result(result_id).review_status == "open"
 
 
-@pytest.mark.parametrize("token", [None, "", "not-the-session-token"])
+@pytest.mark.parametrize("token", [None, "", "not-the-session-token", "jeton-fälscht-ünicode"])
 def test_a_form_without_the_logins_csrf_token_is_403(login_app, token):
     client, store = login_app.test_client(), login_app.extensions["side"].store
     result_id = flag_one(client, store)
@@ -97,9 +99,13 @@ def test_a_form_without_the_logins_csrf_token_is_403(login_app, token):
     "oauth_token=&oauth_verifier=",
     "",
     "oauth_token=" + "x" * 5000 + "&oauth_verifier=y",
+    "oauth_token=%C3%A9t%C3%A9&oauth_verifier=%F0%9F%94%91",
+    "oauth_token=%ED%A0%80&oauth_verifier=v",  # a lone surrogate, as bytes no UTF-8 decoder accepts
 ])
 def test_a_forged_callback_is_a_clear_400(login_app, query):
     client = login_app.test_client()
+    with client.session_transaction() as session:
+        session["oauth_pending"] = "0" * 32  # a login this browser started
     response = client.get(f"/auth/callback?{query}", headers=HTML)
     assert response.status_code == 400
     doc = lxml.html.fromstring(response.get_data(as_text=True))
@@ -331,3 +337,33 @@ def test_the_identity_is_checked_before_it_is_believed(served):
         # a wrong consumer secret: the wiki refuses the signature, and no JWT verifies
         with pytest.raises(login.WikiRefusal, match="identity is not valid"):
             login.identify(dataclasses.replace(config, consumer_secret="0" * 40), *access)
+
+
+def test_a_reviewer_logs_in_and_reviews_in_chromium(served, page):
+    """The same handshake in headless Chromium: the wiki's own login form and its Allow button."""
+    app, base, wiki = served
+    store = app.extensions["side"].store
+    result_id = flag_one(app.test_client(), store)
+    alice = wiki.accounts["Alice"]
+    page.goto(f"{wiki.index}?title=Special:UserLogin")
+    page.fill("#wpName1", alice.name)
+    page.fill("#wpPassword1", alice.password)
+    page.click("#wpLoginAttempt")
+    page.wait_for_url(lambda url: "Special:UserLogin" not in url)
+
+    page.goto(f"{base}/dashboard/results/{result_id}")
+    assert page.locator("form.dismiss-form").count() == 0
+    page.locator("p.login-to-review a.login-link").first.click()
+    page.wait_for_url(lambda url: "Special:OAuth" in url or "Special%3AOAuth" in url)
+    save_screenshot(page, "dashboard_login_1_authorize")
+    page.locator("#mw-mwoauth-authorize-form button[name='accept']").click()
+    page.wait_for_url(f"{base}/dashboard/results/{result_id}")
+    assert page.locator("span.logged-in-as").inner_text() == "Logged in as Alice"
+
+    page.locator("form.dismiss-form input[value='not-relevant']").check()
+    page.locator("form.dismiss-form button.dismiss").click()
+    page.wait_for_url(lambda url: "saved=dismiss" in url)
+    save_screenshot(page, "dashboard_login_2_reviewed")
+    [feedback] = store.feedback_for(result_id)
+    assert (feedback.action, feedback.reason, feedback.reviewer) == ("dismiss", "not-relevant", "Alice")
+    assert page.locator("section.history span.reviewer").inner_text() == "Alice"

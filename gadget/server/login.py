@@ -100,6 +100,10 @@ def _user_agent() -> str:
     return f"Side/1.0 ({services().config.service.public_url}) requests-oauthlib"
 
 
+class WikiRefusal(Exception):
+    """The wiki answered, but not with what the protocol expects (logged, never shown raw)."""
+
+
 def _token_pair(response: requests.Response, what: str) -> tuple[str, str]:
     """``oauth_token`` and ``oauth_token_secret`` from the wiki's form-encoded answer; the wiki
     answers an error as plain text ("Error: ...") or an HTML page, which is a refusal."""
@@ -111,10 +115,6 @@ def _token_pair(response: requests.Response, what: str) -> tuple[str, str]:
     if "oauth_token" not in values or "oauth_token_secret" not in values:
         raise WikiRefusal(f"the wiki refused the {what} ({response.status_code}: {text[:200]})")
     return values["oauth_token"], values["oauth_token_secret"]
-
-
-class WikiRefusal(Exception):
-    """The wiki answered, but not with what the protocol expects (logged, never shown raw)."""
 
 
 def request_token(config: LoginConfig, callback: str) -> tuple[str, str]:
@@ -162,9 +162,15 @@ def identify(config: LoginConfig, token: str, secret: str) -> Identity:
         raise WikiRefusal(f"the identity was issued by {claims['iss']!r}, not the wiki")
     if float(claims["iat"]) > time.time() + CLOCK_LEEWAY_S:
         raise WikiRefusal("the identity was issued in the future")
-    if not hmac.compare_digest(str(claims["nonce"]), _nonce(response.request.headers.get("Authorization"))):
+    if not _same(str(claims["nonce"]), _nonce(response.request.headers.get("Authorization"))):
         raise WikiRefusal("the identity answers another request (nonce differs)")
     return Identity(username=str(claims["username"]), blocked=bool(claims.get("blocked")))
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time equality of a value from the request and the one kept (any characters: a
+    forged value may hold what ``hmac.compare_digest`` refuses in a str)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 def _nonce(authorization: str | bytes | None) -> str:
@@ -204,7 +210,7 @@ def require_reviewer(form_token: str | None = None) -> str:
     reviewer = current_reviewer()
     if not reviewer:
         raise LoginRequiredError(f"log in with your wiki account to review ({url_for('login.start')})")
-    if form_token is not None and not hmac.compare_digest(form_token, str(session.get(CSRF) or "")):
+    if form_token is not None and not _same(form_token, str(session.get(CSRF) or "")):
         raise ApiError("the form is out of date (its token does not match your login); reload the page",
                        code="bad_csrf_token", status=403)
     return reviewer
@@ -260,7 +266,7 @@ def callback() -> ResponseReturnValue:
     started = str(session.pop(PENDING, "") or "")
     if not token or not verifier:
         raise LoginRefusedError("the wiki sent no authorization back (was the login cancelled?)")
-    if not started or not hmac.compare_digest(token, started):
+    if not started or not _same(token, started):
         raise LoginRefusedError("this login was not started in this browser (its state does not match)")
     secret = services().redis.getdel(_pending_key(token))
     if secret is None:
