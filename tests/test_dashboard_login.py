@@ -367,3 +367,18 @@ def test_a_reviewer_logs_in_and_reviews_in_chromium(served, page):
     [feedback] = store.feedback_for(result_id)
     assert (feedback.action, feedback.reason, feedback.reviewer) == ("dismiss", "not-relevant", "Alice")
     assert page.locator("section.history span.reviewer").inner_text() == "Alice"
+
+
+def test_a_user_blocked_on_the_wiki_cannot_log_in_to_review(served):
+    """The wiki's identity says the user is blocked: the login is refused (403), nobody is logged in."""
+    app, base, wiki = served
+    wiki.add_account("Blockedreviewer")
+    reviewer = browser(wiki, "Blockedreviewer")
+    wiki.run_maintenance("blockUsers.php", "--performer", "Admin", "--reason", "test", "--disable-autoblock",
+                         input="Blockedreviewer\n")
+    callback = wiki.oauth_allow(reviewer, start_login(reviewer, base, "/dashboard/"))
+    status, code, message = refusal(reviewer.get(callback, allow_redirects=False, timeout=30))
+    assert (status, code) == (403, "blocked") and "Blockedreviewer" in message
+    answer = reviewer.post(f"{base}/api/v1/feedback", json={"result_id": 1, "action": "accept"}, timeout=30,
+                           headers={"Accept": "application/json"})
+    assert answer.status_code == 401
