@@ -19,7 +19,7 @@ from side.errors import ConfigError
 
 __all__ = [
     "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "CrawlConfig", "RetrievalConfig",
-    "VerifierConfig", "ServiceConfig", "BotConfig", "Config", "load_config",
+    "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "Config", "load_config",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -169,6 +169,37 @@ class ServiceConfig:
 
 
 @dataclass
+class LoginConfig:
+    """Reviewers' wiki login (Wikimedia OAuth 1.0a) for the dashboard's accept and dismiss.
+
+    The consumer is registered on the wiki (Special:OAuthConsumerRegistration/propose on
+    meta.wikimedia.org for Wikimedia's wikis) with the callback ``<service.public_url>/auth/callback``
+    as a prefix and only the "basic" grant: Side reads who the reviewer is, and never edits.
+    Without a consumer key nobody can log in, so nobody can review. The two secrets are read from
+    the environment only (``SIDE_LOGIN_CONSUMER_SECRET``, ``SIDE_LOGIN_SESSION_SECRET``); a file
+    that holds them is refused, and neither is ever shown in a repr or a log line.
+    """
+
+    #: index.php of the wiki that runs the OAuth extension (SIDE_LOGIN_WIKI_URL).
+    wiki_url: str = "https://meta.wikimedia.org/w/index.php"
+    #: The consumer's key (SIDE_LOGIN_CONSUMER_KEY); empty: login, and so reviewing, is off.
+    consumer_key: str = ""
+    #: The consumer's secret: environment only (SIDE_LOGIN_CONSUMER_SECRET).
+    consumer_secret: str = field(default="", repr=False)
+    #: Key that signs the session cookie: environment only (SIDE_LOGIN_SESSION_SECRET); empty: a
+    #: random one per process, so logins end when the web service restarts.
+    session_secret: str = field(default="", repr=False)
+    #: Hours a login lasts.
+    session_hours: float = 12.0
+    #: Seconds for each request to the wiki during a login.
+    timeout_s: float = 10.0
+
+
+#: Settings that hold secrets: taken from the environment, never from a file.
+ENV_ONLY = {"login": ("consumer_secret", "session_secret")}
+
+
+@dataclass
 class BotConfig:
     """The recent-changes bot (bot/): what it reads and how conservatively it reports."""
 
@@ -234,6 +265,7 @@ class Config:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
+    login: LoginConfig = field(default_factory=LoginConfig)
     bot: BotConfig = field(default_factory=BotConfig)
 
     @property
@@ -308,6 +340,17 @@ def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def _refuse_file_secrets(values: dict[str, Any], path: Path) -> None:
+    """A secret written in a configuration file is refused (files get committed and shared)."""
+    for section, keys in ENV_ONLY.items():
+        table = values.get(section)
+        for key in keys:
+            if isinstance(table, dict) and key in table:
+                var = f"SIDE_{section}_{key}".upper()
+                raise ConfigError(f"{path}: {section}.{key} is a secret: set it in the environment ({var}), "
+                                  "not in a file")
+
+
 def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
     """Defaults, then the TOML file, then ``SIDE_*`` environment variables."""
     environ = dict(os.environ if environ is None else environ)
@@ -321,6 +364,7 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
             values = tomllib.loads(candidate.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{candidate}: {exc}") from exc
+        _refuse_file_secrets(values, candidate)
         _apply(cfg, values, "")
     _apply(cfg, _env_overrides(cfg, environ), "")
     return cfg

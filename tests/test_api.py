@@ -12,7 +12,7 @@ import redis
 
 from service.queue import get_queue
 
-from webapp import claims_body, finish, make_config, outcome, running_app
+from webapp import claims_body, finish, log_in, make_config, outcome, running_app
 
 WIKI_ORIGIN = "https://en.wikipedia.org"
 
@@ -267,17 +267,42 @@ def flagged_result(client, store) -> int:
 
 
 def test_dismissing_with_a_reason_updates_the_review_status(client, store, flagged_result):
+    log_in(client, "Alice")
     response = client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "dismiss",
-                                                     "reason": "source-is-fine", "user": "Alice"})
+                                                     "reason": "source-is-fine"})
     assert response.status_code == 201
     body = response.get_json()
     assert body["result"]["review_status"] == "dismissed" and body["feedback"]["reason"] == "source-is-fine"
+    assert body["feedback"]["reviewer"] == "Alice" and "user" not in body["feedback"]
     assert store.result(flagged_result).review_status == "dismissed"
-    assert [(f.action, f.reason, f.user) for f in store.feedback_for(flagged_result)] == [
+    assert [(f.action, f.reason, f.reviewer) for f in store.feedback_for(flagged_result)] == [
         ("dismiss", "source-is-fine", "Alice")]
 
 
+def test_feedback_without_a_login_is_401_and_stores_nothing(client, store, flagged_result):
+    body = assert_error(client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "accept"}),
+                        401, "login_required")
+    assert "/auth/login" in body["error"]["message"]
+    assert store.feedback_for(flagged_result) == [] and store.result(flagged_result).review_status == "open"
+
+
+def test_the_reviewer_name_field_is_gone(client, store, flagged_result):
+    """The reviewer is who logged in: a name in the body is an unknown field, never stored."""
+    log_in(client, "Alice")
+    assert_error(client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "accept",
+                                                       "user": "Mallory"}), 400, "bad_request")
+    assert store.feedback_for(flagged_result) == []
+    document = client.get("/api/v1/openapi.json").get_json()
+    schemas = document["components"]["schemas"]
+    assert "user" not in schemas["AcceptFeedback"]["properties"]
+    assert "user" not in schemas["DismissFeedback"]["properties"]
+    assert "reviewer" in schemas["Feedback"]["required"]
+    operation = document["paths"]["/api/v1/feedback"]["post"]
+    assert "401" in operation["responses"] and operation["security"] == [{"reviewerLogin": []}]
+
+
 def test_accepting_a_suggestion(client, store, flagged_result):
+    log_in(client)
     response = client.post("/api/v1/feedback", json={"result_id": flagged_result, "action": "accept",
                                                      "suggestion_url": "https://better.example/a"})
     assert response.status_code == 201
@@ -297,6 +322,7 @@ def test_accepting_a_suggestion(client, store, flagged_result):
     ({"action": "accept", "result_id": 999_999}, 404),
 ])
 def test_bad_feedback_is_refused_and_stores_nothing(client, store, flagged_result, body, status):
+    log_in(client)
     body = {"result_id": flagged_result, **body}
     assert_error(client.post("/api/v1/feedback", json={k: v for k, v in body.items() if v is not None}), status)
     assert store.feedback_for(flagged_result) == []
@@ -361,6 +387,7 @@ def test_malformed_json_is_400(client, store, queue, data):
 def test_a_body_that_is_not_json_is_415(client, store, queue):
     assert_error(client.post("/api/v1/checks", data="wiki=enwiki", content_type="application/x-www-form-urlencoded"),
                  415, "unsupported_media_type")
+    log_in(client)
     assert_error(client.post("/api/v1/feedback", data="{}", content_type="text/plain"), 415)
     assert_nothing_stored(store, queue)
 
@@ -369,6 +396,7 @@ def test_a_huge_body_is_413_and_stores_nothing(client, store, queue, web_config)
     body = claims_body()
     body["claims"][0]["left_context"] = "x" * (web_config.service.max_body_bytes + 1)
     assert_error(client.post("/api/v1/checks", json=body), 413, "too_large")
+    log_in(client)
     assert_error(client.post("/api/v1/feedback", data=b"{" * (web_config.service.max_body_bytes + 10),
                              content_type="application/json"), 413, "too_large")
     assert_nothing_stored(store, queue)

@@ -14,7 +14,7 @@ from gadget.server.dashboard.charts import nice_max
 from gadget.server.links import WikiLinks, parse_wiki_urls
 from side.verify.levels import VerdictLevel
 
-from webapp import WIKI_URL, claims_body, finish, outcome
+from webapp import WIKI_URL, claims_body, finish, log_in, outcome
 
 HTML = {"Accept": "text/html"}
 
@@ -99,6 +99,7 @@ def test_queue_pages(client, store):
 
 def test_detail_shows_claim_in_context_passage_and_suggestion(client, flagged):
     result = flagged["nei"]
+    log_in(client, "Patroller")
     doc = page(client.get(f"/dashboard/results/{result.id}"))
     assert texts(doc, "//blockquote[@class='context']/mark") == [result.claim_text]
     assert "Alsea is a restaurant operator." in texts(doc, "//blockquote[@class='context']")[0]
@@ -115,6 +116,8 @@ def test_detail_shows_claim_in_context_passage_and_suggestion(client, flagged):
         "https://en.wikipedia.org/w/index.php?title=Alsea_%28company%29&oldid=124"]
     assert sorted(doc.xpath("//form[@class='dismiss-form']//input[@name='reason']/@value")) == [
         "not-relevant", "other", "source-is-fine", "suggestion-wrong"]
+    assert texts(doc, "//p[contains(@class, 'reviewing-as')]") == ["Reviewing as Patroller."]
+    assert not doc.xpath("//form//input[@name='user']")
 
 
 def test_detail_links_to_a_configured_wiki(client, flagged):
@@ -132,13 +135,14 @@ def test_unknown_result_is_a_404_page(client):
 
 def test_dismissing_with_a_reason_updates_the_store(client, store, flagged):
     result = flagged["nei"]
+    token = log_in(client, "Patroller")
     response = client.post(f"/dashboard/results/{result.id}/feedback",
                            data={"action": "dismiss", "reason": "source-is-fine", "comment": "Page 4 says so.",
-                                 "user": "Patroller"})
+                                 "csrf_token": token})
     assert response.status_code == 303
     assert store.result(result.id).review_status == "dismissed"
     [record] = store.feedback_for(result.id)
-    assert (record.action, record.reason, record.comment, record.user) == (
+    assert (record.action, record.reason, record.comment, record.reviewer) == (
         "dismiss", "source-is-fine", "Page 4 says so.", "Patroller")
     doc = page(client.get(response.headers["Location"]))
     assert texts(doc, "//p[@class='notice']") == ["Saved: dismissed."]
@@ -149,8 +153,10 @@ def test_dismissing_with_a_reason_updates_the_store(client, store, flagged):
 
 def test_accepting_a_suggestion_records_it(client, store, flagged):
     result = flagged["nei"]
+    token = log_in(client)
     response = client.post(f"/dashboard/results/{result.id}/feedback",
-                           data={"action": "accept", "suggestion_url": "https://better.example/report"})
+                           data={"action": "accept", "suggestion_url": "https://better.example/report",
+                                 "csrf_token": token})
     assert response.status_code == 303
     assert store.feedback_for(result.id)[0].suggestion_url == "https://better.example/report"
     assert store.result(result.id).review_status == "accepted"
@@ -160,19 +166,22 @@ def test_accepting_a_suggestion_records_it(client, store, flagged):
                                   {"action": "nuke"}, {"action": "accept", "suggestion_url": "javascript:x"}])
 def test_bad_feedback_forms_are_400_and_store_nothing(client, store, flagged, data):
     result = flagged["nei"]
-    response = client.post(f"/dashboard/results/{result.id}/feedback", data=data, headers=HTML)
+    token = log_in(client)
+    response = client.post(f"/dashboard/results/{result.id}/feedback", data={**data, "csrf_token": token},
+                           headers=HTML)
     assert response.status_code == 400
     assert store.feedback_for(result.id) == [] and store.result(result.id).review_status == "open"
 
 
 def test_forms_posted_from_another_site_are_refused(client, store, flagged):
     result = flagged["nei"]
+    token = log_in(client)
     response = client.post(f"/dashboard/results/{result.id}/feedback", headers={"Origin": "https://evil.example"},
-                           data={"action": "dismiss", "reason": "other"})
+                           data={"action": "dismiss", "reason": "other", "csrf_token": token})
     assert response.status_code == 403
     assert store.feedback_for(result.id) == []
     own = client.post(f"/dashboard/results/{result.id}/feedback", headers={"Origin": "http://localhost"},
-                      data={"action": "dismiss", "reason": "other"})
+                      data={"action": "dismiss", "reason": "other", "csrf_token": token})
     assert own.status_code == 303
 
 

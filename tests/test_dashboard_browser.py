@@ -4,7 +4,9 @@ The whole stack runs on 127.0.0.1 as in production (``service_stack``: Redis, ``
 with the shipped verifier and a small evidence index, ``python -m gadget.server.serve``).
 A wikitext snippet citing a page that does not support its claim is submitted through the API;
 the worker flags it and suggests a better source; a patroller opens the queue in Chromium,
-reads the detail page and dismisses the flag with a reason, and the store records it.
+reads the detail page and dismisses the flag with a reason, and the store records it under the
+reviewer's wiki user name (the browser starts with the login cookie the service's OAuth login
+gives; the handshake with the wiki's OAuth extension itself is tests/test_dashboard_login.py).
 Screenshots of each step are kept under artifacts/screenshots/ (the ``page`` fixture of
 tests/harness/browser.py drives Debian's Chromium through Playwright). The served app is also
 checked for the reliability rules over real HTTP (waitress in front): malformed JSON, huge
@@ -26,8 +28,10 @@ from side.retrieval.retriever import build_index
 
 from harness.browser import save_screenshot
 from httpserver import LocalServer, Response
+from webapp import reviewer_cookie
 
 LOCAL_WIKI = "http://wiki.test:8080"
+SESSION_SECRET = "dashboard-browser-test"
 #: Seconds the worker may take to load the model and score the check on 2 CPU cores.
 CHECK_TIMEOUT_S = 240
 
@@ -64,7 +68,13 @@ def var_dir(tmp_path_factory):
 def stack(service_stack, var_dir):
     return service_stack(var_dir=var_dir, env={"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
                                                "SIDE_SERVICE_WIKI_URLS": f"localwiki={LOCAL_WIKI}",
-                                               "SIDE_SERVICE_RATE_LIMIT": "1000/minute"})
+                                               "SIDE_SERVICE_RATE_LIMIT": "1000/minute",
+                                               "SIDE_LOGIN_SESSION_SECRET": SESSION_SECRET})
+
+
+def log_in(page, stack, reviewer: str = "Patroller") -> None:
+    name, value = reviewer_cookie(SESSION_SECRET, reviewer)
+    page.context.add_cookies([{"name": name, "value": value, "url": stack.web_url}])
 
 
 def screenshot(page, name: str) -> Path:
@@ -92,6 +102,7 @@ def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, pag
     api = requests.get(f"{stack.api_url}/checks/{flagged_check}", timeout=10).json()["check"]
     assert api["results"][0]["level"] == result.level and result.level.needs_review
 
+    log_in(page, stack, "Patroller")
     page.goto(f"{stack.web_url}/dashboard/")
     row = page.locator(f"tr[data-result-id='{result.id}']")
     row.wait_for()
@@ -110,7 +121,7 @@ def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, pag
 
     page.locator("form.dismiss-form input[value='source-is-fine']").check()
     page.locator("form.dismiss-form textarea[name='comment']").fill("The page is about salmon, but see p. 2.")
-    page.locator("form.dismiss-form input[name='user']").fill("Patroller")
+    assert page.locator("form.dismiss-form p.reviewing-as").inner_text() == "Reviewing as Patroller."
     page.locator("form.dismiss-form button.dismiss").click()
     page.wait_for_url(re.compile(r"saved=dismiss"))
     assert page.locator("p.notice").inner_text() == "Saved: dismissed."
@@ -118,7 +129,7 @@ def test_a_flagged_citation_is_dismissed_with_a_reason(stack, flagged_check, pag
 
     assert store.result(result.id).review_status == "dismissed"
     [feedback] = store.feedback_for(result.id)
-    assert (feedback.action, feedback.reason, feedback.user) == ("dismiss", "source-is-fine", "Patroller")
+    assert (feedback.action, feedback.reason, feedback.reviewer) == ("dismiss", "source-is-fine", "Patroller")
     page.goto(f"{stack.web_url}/dashboard/")
     assert page.locator(f"tr[data-result-id='{result.id}']").count() == 0
     assert page.side_console == []
@@ -128,6 +139,7 @@ def test_a_dismissal_needs_a_reason_in_the_browser(stack, flagged_check, page):
     """The form will not submit without a reason (HTML ``required``), so nothing is stored."""
     [result] = stack.store().results(flagged_check)
     before = stack.store().feedback_for(result.id)
+    log_in(page, stack)
     page.goto(f"{stack.web_url}/dashboard/results/{result.id}")
     page.locator("form.dismiss-form button.dismiss").click()
     assert page.evaluate("document.querySelector('form.dismiss-form input[name=reason]').validity.valueMissing")

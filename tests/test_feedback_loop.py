@@ -65,10 +65,10 @@ def test_export_from_a_real_store_round_trips(store_url, tmp_path, capsys):
     ])
     results = store.results(check.id)
     store.add_feedback(results[0].id, FeedbackAction.ACCEPT, suggestion_url="https://better.example/a",
-                       user="Reviewer-Ann")
-    store.add_feedback(results[1].id, FeedbackAction.DISMISS, DismissReason.SOURCE_IS_FINE, user="Bo")
-    store.add_feedback(results[2].id, FeedbackAction.ACCEPT, user="Cy")
-    store.add_feedback(results[2].id, FeedbackAction.DISMISS, DismissReason.SUGGESTION_WRONG, user="Cy",
+                       reviewer="Reviewer-Ann")
+    store.add_feedback(results[1].id, FeedbackAction.DISMISS, DismissReason.SOURCE_IS_FINE, reviewer="Bo")
+    store.add_feedback(results[2].id, FeedbackAction.ACCEPT, reviewer="Cy")
+    store.add_feedback(results[2].id, FeedbackAction.DISMISS, DismissReason.SUGGESTION_WRONG, reviewer="Cy",
                        comment="the blog says nothing of it")
     store.close()
 

@@ -75,3 +75,43 @@ def test_a_table_that_drifted_from_the_migrations_is_caught(database_url):
     assert {("add_column", "checks.priority"), ("remove_index", "ix_feedback_result")} <= found
     if database_url.startswith("mysql"):  # SQLite has one TEXT type: only MariaDB can tell them apart
         assert ("modify_type", "results.claim") in found
+
+
+def test_reviewer_migration_drops_unverified_names_and_downgrades(tmp_path):
+    """0006_reviewer: a name typed before logins is not carried over as a reviewer (it was never
+    verified); a downgrade brings the ``user`` column back with the reviewers' names."""
+    import sqlite3
+
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    from service.store.migrate import MIGRATIONS_DIR
+
+    path = tmp_path / "side.sqlite3"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine, "0003")
+    row = ("INSERT INTO feedback (result_id, action, reason, comment, suggestion_url, {column}, created_at) "
+           "VALUES (1, 'accept', '', '', '', ?, '2026-01-01 00:00:00')")
+    with sqlite3.connect(path) as raw:  # a check and a result for the feedback to belong to
+        raw.execute("INSERT INTO checks VALUES ('chk_1', 'enwiki', 'A', 1, NULL, 'api', 'done', '', '{}', 1, 1, 1, "
+                    "'2026-01-01 00:00:00', NULL, NULL, NULL)")
+        raw.execute("INSERT INTO results (id, check_id, position, client_key, claim_key, claim_text, citation_url, "
+                    "claim, source_status, source_error, flagged, reasons, suggestions, review_status, created_at) "
+                    "VALUES (1, 'chk_1', 0, '', 'k', 'A.', '', '{}', 'fetched', '', 1, '[]', '[]', 'accepted', "
+                    "'2026-01-01 00:00:00')")
+        raw.execute(row.format(column="user"), ("Typed Name",))
+    migrate(engine, "0006_reviewer")
+    with engine.connect() as conn:
+        assert {c["name"] for c in sa.inspect(conn).get_columns("feedback")} >= {"reviewer"}
+        assert "user" not in {c["name"] for c in sa.inspect(conn).get_columns("feedback")}
+        assert conn.execute(sa.text("SELECT reviewer FROM feedback")).scalars().all() == [""]
+    with sqlite3.connect(path) as raw:
+        raw.execute(row.format(column="reviewer"), ("Alice",))
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0003")
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT user FROM feedback ORDER BY id")).scalars().all() == ["", "Alice"]
+    engine.dispose()

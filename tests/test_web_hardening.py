@@ -26,7 +26,7 @@ from service.store import CheckRequest
 from side.errors import ConfigError
 from side.extract.wikitext import extract_claims
 
-from webapp import claims_body, finish, make_config, outcome, running_app
+from webapp import claims_body, finish, log_in, make_config, outcome, running_app
 
 HTML = {"Accept": "text/html"}
 EVIL_URLS = ["javascript:alert(document.domain)", "JaVaScRiPt:alert(1)", "data:text/html,<script>alert(1)</script>",
@@ -145,6 +145,7 @@ def test_frame_ancestors_come_from_the_configuration(tmp_path, redis_db):
 def test_deeply_nested_json_is_a_400_not_a_500(client, store, body):
     response = client.post("/api/v1/checks", data=body, content_type="application/json")
     assert_error(response, 400, "malformed_json")
+    log_in(client)
     assert_error(client.post("/api/v1/feedback", data=body, content_type="application/json"), 400, "malformed_json")
     assert store.checks() == []
 
@@ -190,12 +191,12 @@ def test_c1_control_characters_are_refused(client, store, char, field):
 @pytest.mark.parametrize("char", C1)
 def test_c1_control_characters_are_refused_in_feedback(client, store, char):
     result = make_result(client, store)
-    for field in ("comment", "user"):
-        assert_error(client.post("/api/v1/feedback", json={"result_id": result.id, "action": "accept",
-                                                            field: f"ok{char}"}), 400)
-        form = client.post(f"/dashboard/results/{result.id}/feedback", data={"action": "accept", field: f"ok{char}"},
-                           headers=HTML)
-        assert form.status_code == 400
+    token = log_in(client)
+    assert_error(client.post("/api/v1/feedback", json={"result_id": result.id, "action": "accept",
+                                                        "comment": f"ok{char}"}), 400)
+    form = client.post(f"/dashboard/results/{result.id}/feedback",
+                       data={"action": "accept", "comment": f"ok{char}", "csrf_token": token}, headers=HTML)
+    assert form.status_code == 400
     assert store.feedback_for(result.id) == []
 
 
@@ -247,8 +248,9 @@ def api_feedback(client, result_id: int, **kwargs):
     return client.post("/api/v1/feedback", json={"result_id": result_id, "action": "accept"}, **kwargs)
 
 
-def form_feedback(client, result_id: int, **kwargs):
-    return client.post(f"/dashboard/results/{result_id}/feedback", data={"action": "accept"}, **kwargs)
+def form_feedback(client, result_id: int, token: str, **kwargs):
+    return client.post(f"/dashboard/results/{result_id}/feedback", data={"action": "accept", "csrf_token": token},
+                       **kwargs)
 
 
 def test_one_post_budget_is_shared_by_checks_feedback_and_the_dashboard(tmp_path, redis_db):
@@ -256,12 +258,13 @@ def test_one_post_budget_is_shared_by_checks_feedback_and_the_dashboard(tmp_path
     with running_app(make_config(tmp_path, redis_db.url, rate_limit="3/minute")) as app:
         client, store = app.test_client(), app.extensions["side"].store
         result = make_result(client, store)
+        token = log_in(client)
         me = {"environ_base": {"REMOTE_ADDR": "10.0.0.1"}}
         assert client.post("/api/v1/checks", json=claims_body(revision=1), **me).status_code == 202
         assert api_feedback(client, result.id, **me).status_code == 201
-        assert form_feedback(client, result.id, **me).status_code == 303
+        assert form_feedback(client, result.id, token, **me).status_code == 303
         assert_error(client.post("/api/v1/checks", json=claims_body(revision=2), **me), 429, "rate_limited")
-        assert form_feedback(client, result.id, headers=HTML, **me).status_code == 429
+        assert form_feedback(client, result.id, token, headers=HTML, **me).status_code == 429
         assert len(store.checks()) == 2 and len(store.feedback_for(result.id)) == 2
         other = {"environ_base": {"REMOTE_ADDR": "10.0.0.2"}}
         assert client.post("/api/v1/checks", json=claims_body(revision=3), **other).status_code == 202
@@ -272,9 +275,10 @@ def test_feedback_has_its_own_stricter_budget(tmp_path, redis_db):
     with running_app(config) as app:
         client, store = app.test_client(), app.extensions["side"].store
         result = make_result(client, store)
+        token = log_in(client)
         me = {"environ_base": {"REMOTE_ADDR": "10.0.0.1"}}
         assert api_feedback(client, result.id, **me).status_code == 201
-        assert form_feedback(client, result.id, **me).status_code == 303
+        assert form_feedback(client, result.id, token, **me).status_code == 303
         response = api_feedback(client, result.id, **me)
         assert_error(response, 429, "rate_limited")
         assert response.headers["X-RateLimit-Limit"] == "2"

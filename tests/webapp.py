@@ -12,6 +12,7 @@ real worker end to end.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +75,34 @@ def client(app):
 @pytest.fixture
 def store(app) -> Store:
     return app.extensions["side"].store
+
+
+def log_in(client, reviewer: str = "Patroller") -> str:
+    """Log the test client in as the wiki user ``reviewer``, writing the session exactly as
+    ``/auth/callback`` ends a login (tests/test_dashboard_login.py runs the real OAuth handshake
+    with the wiki's OAuth extension); returns the CSRF token the dashboard's forms carry."""
+    from gadget.server import login
+
+    token = secrets.token_urlsafe(32)
+    with client.session_transaction() as session:
+        session[login.REVIEWER] = reviewer
+        session[login.CSRF] = token
+    return token
+
+
+def reviewer_cookie(session_secret: str, reviewer: str = "Patroller") -> tuple[str, str]:
+    """The login cookie (name, value) a served app with ``SIDE_LOGIN_SESSION_SECRET=session_secret``
+    gives the wiki user ``reviewer`` at the end of a login, for a browser test to start logged in."""
+    from flask.sessions import SecureCookieSessionInterface
+
+    from gadget.server import login, security
+
+    signer = Flask(__name__)
+    signer.secret_key = session_secret
+    serializer = SecureCookieSessionInterface().get_signing_serializer(signer)
+    assert serializer is not None
+    value = serializer.dumps({login.REVIEWER: reviewer, login.CSRF: secrets.token_urlsafe(32), "_permanent": True})
+    return security.SESSION_COOKIE, value
 
 
 def outcome(claim: Claim, score: float, flagged: bool, label: str = "REFUTES",

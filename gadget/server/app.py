@@ -20,7 +20,7 @@ from flask_limiter.util import get_remote_address
 from rq.defaults import RQ_KEY_PREFIX
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from gadget.server import api, dashboard, errors, health, metrics, security
+from gadget.server import api, dashboard, errors, health, login, metrics, security
 from gadget.server.errors import ForbiddenOriginError
 from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter, load_flag_threshold
@@ -99,6 +99,8 @@ def init_limiter(app: Flask, svc: Services) -> Limiter:
     for blueprint in (api.routes.bp, dashboard.views.bp):
         every_post(blueprint)
         feedback(blueprint)
+    # each started login costs a call to the wiki and a pending token in Redis
+    limiter.shared_limit(svc.config.service.rate_limit, scope="logins")(login.bp)
     return limiter
 
 
@@ -119,6 +121,7 @@ def create_app(config: Config | None = None, store: Store | None = None,
     metrics.init_app(app, svc)
     app.before_request(guard_origin)
     init_cors(app, svc)
+    login.init_app(app, config.login, config.service.public_url)
     app.extensions["side_limiter"] = init_limiter(app, svc)
     api.init_app(app)
     app.register_blueprint(health.bp)

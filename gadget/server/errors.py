@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 #: Stable code per HTTP status, for errors raised by Flask, Werkzeug or Flask-Limiter.
 HTTP_CODES = {
     400: "bad_request",
+    401: "unauthorized",
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
@@ -81,7 +82,8 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 
 def _is_dashboard() -> bool:
-    return request.path.startswith("/dashboard") and request.accept_mimetypes.accept_html
+    """A page people read: the dashboard, and the login routes a browser is sent through."""
+    return request.path.startswith(("/dashboard", "/auth/")) and request.accept_mimetypes.accept_html
 
 
 def error_response(status: int, code: str, message: str, headers: Any = None) -> Response:

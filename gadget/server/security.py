@@ -1,6 +1,6 @@
 """Browser-facing hardening of the web service: response headers and which URLs become links.
 
-Two rules, each in one place so no page can forget them:
+Three rules, each in one place so no page can forget them:
 
 - every response carries a Content-Security-Policy that lets a page run only the dashboard's
   own script and stylesheet (no inline script or style, no plugins, no ``<base>``, forms post
@@ -21,7 +21,8 @@ from flask import Flask, Response
 
 from side.errors import ConfigError
 
-__all__ = ["REFERRER_POLICY", "content_security_policy", "http_url", "init_app"]
+__all__ = ["REFERRER_POLICY", "SESSION_COOKIE", "content_security_policy", "http_url", "init_app",
+           "session_cookie_settings"]
 
 #: Same-origin navigation keeps its referrer (the dashboard's forms send ``Origin`` either way);
 #: the cited sites and wikis the pages link to learn nothing about the dashboard's URLs.
@@ -52,6 +53,17 @@ def http_url(value: object) -> str | None:
         return value if urlsplit(value).hostname else None
     except ValueError:  # e.g. an unbalanced IPv6 bracket
         return None
+
+
+#: Name of the login cookie (Flask's default "session" says nothing about whose it is).
+SESSION_COOKIE = "side_session"
+
+
+def session_cookie_settings(public_url: str) -> dict[str, object]:
+    """Flask settings for the signed session cookie that holds a reviewer's login."""
+    return {"SESSION_COOKIE_NAME": SESSION_COOKIE, "SESSION_COOKIE_HTTPONLY": True,
+            "SESSION_COOKIE_SAMESITE": "Lax", "SESSION_COOKIE_SECURE": public_url.lower().startswith("https://"),
+            "SESSION_COOKIE_DOMAIN": False, "SESSION_COOKIE_PATH": "/"}
 
 
 def init_app(app: Flask, frame_ancestors: list[str] | tuple[str, ...] = ()) -> None:

@@ -42,11 +42,11 @@ from side.fields import (  # noqa: F401 (the limits and classes are this module'
 
 WIKI_PATTERN = r"^[a-z0-9_-]{1,64}$"
 CHECK_ID_PATTERN = r"^chk_[0-9a-f]{32}$"
-MAX_USER = 255
 MAX_COMMENT = 2000
 CLAIM_FIELDS = {"key", "text", "left_context", "section", "url", "citation_title"}
 CHECK_FIELDS = {"wiki", "title", "revision", "parent_revision", "claims", "wikitext"}
-FEEDBACK_FIELDS = {"result_id", "action", "reason", "suggestion_url", "user", "comment"}
+#: No reviewer name: the reviewer is the logged-in wiki user (gadget.server.login), never a field.
+FEEDBACK_FIELDS = {"result_id", "action", "reason", "suggestion_url", "comment"}
 
 _WIKI = re.compile(WIKI_PATTERN)
 _CHECK_ID = re.compile(CHECK_ID_PATTERN)
@@ -92,7 +92,6 @@ class FeedbackInput:
     action: FeedbackAction
     reason: str
     suggestion_url: str
-    user: str
     comment: str
 
 
@@ -228,5 +227,5 @@ def feedback_input(data: dict[str, Any]) -> FeedbackInput:
     if action == FeedbackAction.DISMISS and reason not in list(DismissReason):
         raise bad("reason", f"a dismissal needs one of {', '.join(DismissReason)}")
     return FeedbackInput(result_id=int(result_id), action=FeedbackAction(action), reason=reason,
-                         suggestion_url=url(data, "suggestion_url"), user=trim(text(data, "user", MAX_USER)),
+                         suggestion_url=url(data, "suggestion_url"),
                          comment=trim(text(data, "comment", MAX_COMMENT, multiline=True)))

@@ -297,17 +297,19 @@ class Feedback:
     reason: str
     comment: str
     suggestion_url: str
-    user: str
+    #: The wiki user name the reviewer logged in with (Wikimedia OAuth); "" for a review stored
+    #: before reviewers logged in (the free-text names typed then were never verified, and dropped).
+    reviewer: str
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "result_id": self.result_id, "action": self.action, "reason": self.reason,
-                "comment": self.comment, "suggestion_url": self.suggestion_url, "user": self.user,
+                "comment": self.comment, "suggestion_url": self.suggestion_url, "reviewer": self.reviewer,
                 "created_at": iso(self.created_at)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Feedback:
         return cls(id=int(data["id"]), result_id=int(data["result_id"]), action=FeedbackAction(data["action"]),
                    reason=data.get("reason", ""), comment=data.get("comment", ""),
-                   suggestion_url=data.get("suggestion_url", ""), user=data.get("user", ""),
+                   suggestion_url=data.get("suggestion_url", ""), reviewer=data.get("reviewer", ""),
                    created_at=required_time(data.get("created_at")))

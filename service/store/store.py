@@ -241,9 +241,10 @@ class Store(ReportLedger):
 
     # -- feedback ---------------------------------------------------------------------------
 
-    def add_feedback(self, result_id: int, action: FeedbackAction, reason: str = "", user: str = "",
+    def add_feedback(self, result_id: int, action: FeedbackAction, reason: str = "", reviewer: str = "",
                      suggestion_url: str = "", comment: str = "") -> Feedback:
-        """Accept or dismiss a flagged citation's suggestion; the result's review status follows."""
+        """Accept or dismiss a flagged citation's suggestion; the result's review status follows.
+        ``reviewer`` is the wiki user name the web service's login vouched for."""
         action = parse_enum(FeedbackAction, action, "action")
         if action == FeedbackAction.DISMISS:
             try:
@@ -253,7 +254,7 @@ class Store(ReportLedger):
         if self.result(result_id) is None:
             raise InputError(f"unknown result {result_id}")
         record = Feedback(id=0, result_id=result_id, action=action, reason=reason[:64], comment=comment[:2000],
-                          suggestion_url=suggestion_url[:2000], user=user[:255], created_at=utcnow())
+                          suggestion_url=suggestion_url[:2000], reviewer=reviewer[:255], created_at=utcnow())
         row = asdict(record)
         del row["id"]
         with self._tx() as conn:

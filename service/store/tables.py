@@ -87,7 +87,8 @@ feedback = sa.Table(
     sa.Column("reason", sa.String(64), nullable=False),
     sa.Column("comment", sa.Text, nullable=False),
     sa.Column("suggestion_url", sa.Text, nullable=False),
-    sa.Column("user", sa.String(255), nullable=False),
+    # the wiki user name the reviewer logged in with (OAuth identity); "" on rows from before logins
+    sa.Column("reviewer", sa.String(255), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Index("ix_feedback_result", "result_id"),
 )

@@ -19,19 +19,28 @@ Usage::
 ``start_mediawiki(folder, headers={...})`` serves a wiki of its own whose every page sends
 those HTTP headers (tests/test_gadget_liftwing_e2e.py: Wikipedia's Content-Security-Policy).
 
+``start_mediawiki(folder, oauth=True)`` also runs the OAuth extension (REL1_39, unpacked from
+tests/fixtures/mediawiki-oauth.tar.xz, see its SOURCE.md): ``create_oauth_consumer`` registers
+and approves a consumer with the extension's own maintenance script, and ``oauth_allow`` is a
+user's "Allow" click on ``Special:OAuth/authenticate`` (tests/test_dashboard_login.py).
+
 Outside CI the fixture skips when MediaWiki or PHP is not installed (``scripts/install.sh``
 installs them); in CI (``CI=true``) that is a failure.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,6 +56,20 @@ from harness import free_port
 MEDIAWIKI_ROOT = Path(os.environ.get("SIDE_MEDIAWIKI_ROOT", "/usr/share/mediawiki"))
 #: Name of the pywikibot AutoFamily (and site code) registered for the local wiki.
 FAMILY = "localwiki"
+#: The OAuth extension and the PHP library its OAuth 1.0a endpoints load (see its SOURCE.md).
+OAUTH_ARCHIVE = Path(__file__).resolve().parent.parent / "fixtures" / "mediawiki-oauth.tar.xz"
+OAUTH_SETTINGS = """
+# --- OAuth extension, added by tests/harness/mediawiki.py (enable_oauth) ---
+wfLoadExtension( 'OAuth', 'EXTENSION_JSON' );
+# The test wiki is served over plain http on 127.0.0.1; Wikimedia's wikis are https only.
+$wgMWOAuthSecureTokenTransfer = false;
+# Consumers are proposed and approved by Admin (createOAuthConsumer.php needs an e-mail address,
+# taken as confirmed without sending mail).
+$wgEmailAuthentication = false;
+$wgGroupPermissions['sysop']['mwoauthproposeconsumer'] = true;
+$wgGroupPermissions['sysop']['mwoauthmanageconsumer'] = true;
+$wgGroupPermissions['sysop']['mwoauthupdateownconsumer'] = true;
+"""
 #: BotPassword application id of TestBot (log in as ``TestBot@pwb``).
 BOT_APP = "pwb"
 STUB_PAGES = {
@@ -134,6 +157,8 @@ class MediaWiki:
         #: UDP port on 127.0.0.1 that receives every recent change as JSON ($wgRCFeeds).
         self.rc_feed_port = free_port(socket.SOCK_DGRAM)
         self.accounts: dict[str, Account] = {}
+        #: The unpacked OAuth extension, once :meth:`enable_oauth` ran.
+        self.oauth_extension: Path | None = None
         self._process: subprocess.Popen | None = None
         self._sessions: dict[str, requests.Session] = {}
         self._pywikibot_dirs: dict[str, Path] = {}
@@ -152,6 +177,56 @@ class MediaWiki:
         with self.settings.open("a", encoding="utf-8") as fh:
             fh.write(EXTRA_SETTINGS.replace("RC_FEED_PORT", str(self.rc_feed_port)))
         self.accounts["Admin"] = Account("Admin", admin_password, ("sysop", "bureaucrat", "interface-admin"))
+
+    def enable_oauth(self) -> None:
+        """Unpack the OAuth extension beside the wiki, load it, and create its tables (update.php)."""
+        extensions = self.folder / "extensions"
+        extensions.mkdir(exist_ok=True)
+        with tarfile.open(OAUTH_ARCHIVE) as archive:
+            archive.extractall(extensions, filter="data")
+        with self.settings.open("a", encoding="utf-8") as fh:
+            fh.write(OAUTH_SETTINGS.replace("EXTENSION_JSON", str(extensions / "OAuth" / "extension.json")))
+        self.run_maintenance("update.php", "--quick")
+        self.oauth_extension = extensions / "OAuth"
+
+    def create_oauth_consumer(self, callback: str, name: str = "Side", grants: tuple[str, ...] = ("basic",),
+                              owner: str = "Admin") -> tuple[str, str]:
+        """Register and approve an OAuth 1.0a consumer whose callbacks start with ``callback``
+        (the extension's ``createOAuthConsumer.php``); returns its key and secret."""
+        if self.oauth_extension is None:
+            raise MediaWikiError("the OAuth extension is not enabled (start_mediawiki(..., oauth=True))")
+        self.run_maintenance("resetUserEmail.php", "--no-reset-password", owner, f"{owner.lower()}@example.org")
+        args = ["--user", owner, "--name", name, "--description", f"{name} (test consumer)", "--version", "1.0",
+                "--callbackUrl", callback, "--callbackIsPrefix", "true", "--jsonOnSuccess", "--approve"]
+        for grant in grants:
+            args += ["--grants", grant]
+        result = self._php(str(self.oauth_extension / "maintenance" / "createOAuthConsumer.php"), *args,
+                           env={"MW_INSTALL_PATH": str(MEDIAWIKI_ROOT)})
+        answer = json.loads(result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "{}")
+        if not answer.get("created") or answer.get("approved") != 1:
+            raise MediaWikiError(f"OAuth consumer not created and approved: {answer}")
+        return answer["key"], answer["secret"]
+
+    def oauth_allow(self, session: requests.Session, authorize_url: str) -> str:
+        """The logged-in user of ``session`` clicks "Allow" on the wiki's authorization page at
+        ``authorize_url``; returns where the wiki sends the browser back (the consumer's callback)."""
+        page = session.get(authorize_url, timeout=30)
+        page.raise_for_status()
+        form = re.search(r"<form[^>]*id='mw-mwoauth-authorize-form'[^>]*action='([^']*)'(.*?)</form>", page.text,
+                         re.S)
+        if form is None:
+            raise MediaWikiError(f"no authorization form at {authorize_url}: {page.text[:500]}")
+        fields = {}
+        for tag in re.findall(r"<input\b[^>]*>", form.group(2)):
+            name, value = re.search(r'\bname="([^"]*)"', tag), re.search(r'\bvalue="([^"]*)"', tag)
+            if name and value and 'type="hidden"' in tag:
+                fields[html.unescape(name.group(1))] = html.unescape(value.group(1))
+        fields.update({"title": "Special:OAuth/authenticate", "accept": "Allow"})
+        answer = session.post(self.url + html.unescape(form.group(1)), data=fields, allow_redirects=False,
+                              timeout=30)
+        if answer.status_code not in (301, 302, 303) or "Location" not in answer.headers:
+            raise MediaWikiError(f"the wiki did not redirect after Allow ({answer.status_code}): {answer.text[:500]}")
+        return answer.headers["Location"]
 
     def _prepend_headers(self) -> list[str]:
         """``php -d auto_prepend_file=`` options that make every PHP response send ``headers``
@@ -236,8 +311,9 @@ class MediaWiki:
 
     # -- command line -----------------------------------------------------------------------
 
-    def _php(self, *args: str, input: str | None = None, config: bool = True) -> subprocess.CompletedProcess:
-        env = {**os.environ}
+    def _php(self, *args: str, input: str | None = None, config: bool = True,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        env = {**os.environ, **(env or {})}
         if config:
             env["MW_CONFIG_FILE"] = str(self.settings)
         result = subprocess.run(["php", "-d", "memory_limit=512M", *args], input=input, capture_output=True,
@@ -275,6 +351,10 @@ class MediaWiki:
                 self._login(session, self.accounts[user])
             self._sessions[key] = session
         return self._sessions[key]
+
+    def log_in(self, session: requests.Session, user: str) -> None:
+        """Log ``session`` (e.g. a test's stand-in for a browser) in to the wiki as ``user``."""
+        self._login(session, self.accounts[user])
 
     def _login(self, session: requests.Session, account: Account) -> None:
         token = session.get(self.api, params={"action": "query", "meta": "tokens", "type": "login",
@@ -430,11 +510,14 @@ def require_mediawiki() -> None:
         _fail_or_skip(reason)
 
 
-def start_mediawiki(folder: Path, headers: dict[str, str] | None = None) -> MediaWiki:
+def start_mediawiki(folder: Path, headers: dict[str, str] | None = None, oauth: bool = False) -> MediaWiki:
     """Install, serve and seed a wiki in ``folder`` (about 4 s); stop it with ``.stop()``.
-    ``headers`` are sent with every PHP response (see :meth:`MediaWiki._prepend_headers`)."""
+    ``headers`` are sent with every PHP response (see :meth:`MediaWiki._prepend_headers`);
+    ``oauth`` loads the OAuth extension (:meth:`MediaWiki.enable_oauth`, a few seconds more)."""
     wiki = MediaWiki(folder, headers=headers)
     wiki.install()
+    if oauth:
+        wiki.enable_oauth()
     wiki.start()
     try:
         wiki.create_accounts()

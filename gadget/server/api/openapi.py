@@ -15,6 +15,7 @@ from flask import Blueprint, Response, jsonify
 
 from gadget.server import validation as v
 from gadget.server.errors import HTTP_CODES
+from gadget.server.security import SESSION_COOKIE
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
 from side.pipeline import SourceCopy, SourceStatus, SuggestionOrigin
@@ -82,7 +83,7 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
     # Optional string fields: null is read as absent (validation.text), so the document says so.
     url = string(v.MAX_URL, v.URL_PATTERN, nullable=True)
     feedback = {"result_id": {"type": "integer", "minimum": 1, "maximum": v.MAX_REVISION},
-                "suggestion_url": url, "user": string(v.MAX_USER, nullable=True),
+                "suggestion_url": url,
                 "comment": string(v.MAX_COMMENT, MULTILINE, nullable=True)}
     return {
         "ClaimInput": {"type": "object", "additionalProperties": False, "required": ["text"], "properties": {
@@ -170,7 +171,13 @@ def output_schemas() -> dict[str, Any]:
         "Result": result, "Check": check, "Error": error,
         "CheckEnvelope": {"type": "object", "required": ["check"], "properties": {"check": ref("Check")}},
         "FeedbackEnvelope": {"type": "object", "required": ["feedback", "result"],
-                             "properties": {"feedback": {"type": "object"}, "result": ref("Result")}},
+                             "properties": {"feedback": ref("Feedback"), "result": ref("Result")}},
+        "Feedback": {"type": "object", "required": ["id", "result_id", "action", "reviewer"], "properties": {
+            "id": {"type": "integer"}, "result_id": {"type": "integer"},
+            "action": {"type": "string", "enum": ["accept", "dismiss"]}, "reason": {"type": "string"},
+            "comment": {"type": "string"}, "suggestion_url": {"type": "string"},
+            "reviewer": {"type": "string", "description": "the wiki user name the reviewer logged in with"},
+            "created_at": {"type": "string", "nullable": True}}},
         "Health": {"type": "object", "required": ["status", "components"], "properties": {
             "status": {"type": "string", "enum": ["ok", "degraded", "down"]},
             "components": {"type": "object"}}},
@@ -210,10 +217,14 @@ def paths() -> dict[str, Any]:
             "responses": {"200": json_response("the latest finished check", "CheckEnvelope"), **errors(400, 404)}}},
         "/api/v1/feedback": {"post": {
             "operationId": "postFeedback", "summary": "Accept or dismiss (with a reason) a flagged citation",
+            "description": "Only for a reviewer logged in with their wiki account (GET /auth/login in a browser: "
+                           "Wikimedia OAuth). The review is stored under the wiki user name of that login; "
+                           "there is no name field. 401 login_required without a login.",
+            "security": [{"reviewerLogin": []}],
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "oneOf": [ref("AcceptFeedback"), ref("DismissFeedback")]}}}},
             "responses": {"201": json_response("recorded", "FeedbackEnvelope"),
-                          **errors(400, 403, 404, 413, 415, 429)}}},
+                          **errors(400, 401, 403, 404, 413, 415, 429)}}},
         "/healthz": {"get": {
             "operationId": "health", "summary": "Redis, database, workers and model",
             "responses": {"200": json_response("serving (status ok or degraded)", "Health"),
@@ -233,7 +244,11 @@ def document(public_url: str, max_wikitext: int) -> dict[str, Any]:
                                 "read verdicts and suggested sources, send patrol feedback."},
         "servers": [{"url": public_url.rstrip("/")}],
         "paths": paths(),
-        "components": {"schemas": {**input_schemas(max_wikitext), **output_schemas()}},
+        "components": {"schemas": {**input_schemas(max_wikitext), **output_schemas()},
+                       "securitySchemes": {"reviewerLogin": {
+                           "type": "apiKey", "in": "cookie", "name": SESSION_COOKIE,
+                           "description": "The dashboard's login cookie, set at the end of GET /auth/login "
+                                          "(Wikimedia OAuth 1.0a with the wiki)."}}},
     }
 
 

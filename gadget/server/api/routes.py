@@ -15,6 +15,7 @@ import logging
 from flask import Blueprint, Response, jsonify, request, url_for
 
 from gadget.server.errors import ApiError, NotFoundError
+from gadget.server.login import require_reviewer
 from gadget.server.services import request_origin, services
 from gadget.server.validation import (
     MAX_CLAIMS,
@@ -148,12 +149,14 @@ def get_page(wiki: str, title: str) -> Response:
 
 @bp.post("/feedback")
 def post_feedback() -> tuple[Response, int]:
-    """Accept or dismiss (with a reason) a flagged citation's suggestion."""
+    """Accept or dismiss (with a reason) a flagged citation's suggestion, as the reviewer logged in
+    with their wiki account (the dashboard's session cookie; 401 without one)."""
     svc = services()
+    reviewer = require_reviewer()
     given = feedback_input(read_json(request))
     if svc.store.result(given.result_id) is None:
         raise NotFoundError(f"no result {given.result_id}")
-    record = svc.store.add_feedback(given.result_id, given.action, reason=given.reason, user=given.user,
+    record = svc.store.add_feedback(given.result_id, given.action, reason=given.reason, reviewer=reviewer,
                                     suggestion_url=given.suggestion_url, comment=given.comment)
     result = svc.store.result(given.result_id)
     if result is None:  # deleted in between (the store cascades from its check)

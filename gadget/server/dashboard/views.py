@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 
 from gadget.server.dashboard import charts, messages
 from gadget.server.errors import ApiError, ForbiddenOriginError, NotFoundError
+from gadget.server.login import require_reviewer
 from gadget.server.present import CANNOT_CHECK_TEXT
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
@@ -310,14 +311,17 @@ def result_detail(result_id: int) -> str:
 
 @bp.post(f"/results/<int(max={MAX_RESULT_ID}):result_id>/feedback")
 def result_feedback(result_id: int) -> Response:
-    """Accept (optionally one suggestion) or dismiss with a reason; back to the detail page."""
+    """Accept (optionally one suggestion) or dismiss with a reason, as the logged-in reviewer
+    (401 for an anonymous visitor, 403 for a form without this login's CSRF token); back to
+    the detail page."""
     svc = services()
     _result_or_404(result_id)
-    form = {k: v for k, v in request.form.items() if k in {"action", "reason", "suggestion_url", "user", "comment"}}
+    reviewer = require_reviewer(request.form.get("csrf_token", ""))
+    form = {k: v for k, v in request.form.items() if k in {"action", "reason", "suggestion_url", "comment"}}
     given = feedback_input({**form, "result_id": result_id})
-    svc.store.add_feedback(given.result_id, given.action, reason=given.reason, user=given.user,
+    svc.store.add_feedback(given.result_id, given.action, reason=given.reason, reviewer=reviewer,
                            suggestion_url=given.suggestion_url, comment=given.comment)
-    log.info("dashboard feedback on result %d: %s %s", result_id, given.action, given.reason)
+    log.info("dashboard feedback on result %d by %s: %s %s", result_id, reviewer, given.action, given.reason)
     return redirect(url_for(".result_detail", result_id=result_id, saved=given.action), code=303)
 
 
