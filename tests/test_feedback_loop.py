@@ -47,7 +47,7 @@ def store_url(request, tmp_path):
     url = request.getfixturevalue("mariadb_url")
     engine = sa.create_engine(url)
     with engine.begin() as conn:
-        for table in ("reports", "feedback", "results", "checks", "alembic_version"):
+        for table in ("lead_claims", "article_leads", "reports", "feedback", "results", "checks", "alembic_version"):
             conn.execute(sa.text(f"DROP TABLE IF EXISTS {table}"))
     engine.dispose()
     return url

@@ -1,7 +1,9 @@
 """The job function: check every claim of one Check with the worker's loaded Pipeline.
 
 A job carries nothing but the check id; the claims are in the results store (as Claims), and
-the Results go back to it as they are. The verifier and
+the Results go back to it as they are. A check submitted with its article's lead and body
+(:class:`side.extract.lead.ArticleLead`, kept in the store) also has its uncited lead
+sentences checked against the body, stored with the results in one transaction. The verifier and
 the evidence index are loaded once per worker process (:func:`set_context`, called by
 ``side-worker`` before it takes jobs), never per job.
 
@@ -153,8 +155,10 @@ def run_check(check_id: str) -> dict[str, Any]:
     try:
         read: list[ReadSource] = []
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
+        lead = store.article_lead(check_id)
+        lead_verdicts = context.pipeline.verify_lead(lead) if lead is not None else None
         _hand_to_corpus(context, check_id, read)
-        done = store.finish(check_id, outcomes, time.monotonic() - started)
+        done = store.finish(check_id, outcomes, time.monotonic() - started, lead=lead_verdicts)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):
@@ -164,7 +168,8 @@ def run_check(check_id: str) -> dict[str, Any]:
             log.error("check %s failed for good: %s", check_id, reason)
             store.fail(check_id, reason)
         raise
-    log.info("check %s done: %d citations, %d flagged, %.1f s", check_id, done.citations, done.flagged,
-             done.seconds or 0.0)
+    lead_unsupported = sum(v.level.needs_review for v in lead_verdicts or [])
+    log.info("check %s done: %d citations, %d flagged, %d lead claims (%d not fully supported by the body), %.1f s",
+             check_id, done.citations, done.flagged, len(lead_verdicts or []), lead_unsupported, done.seconds or 0.0)
     return {"id": check_id, "status": "done", "citations": done.citations, "flagged": done.flagged,
-            "seconds": done.seconds}
+            "lead_claims": len(lead_verdicts or []), "lead_unsupported": lead_unsupported, "seconds": done.seconds}
