@@ -7,6 +7,8 @@ as a worker stores them (``Store.finish`` with the lead's verdicts).
 from __future__ import annotations
 
 import pytest
+from test_dashboard import page, texts
+from test_lead import ARTICLE
 
 from service.store import CheckRequest, Origin
 from side.extract.claims import Citation, Claim
@@ -14,8 +16,6 @@ from side.extract.lead import read_lead
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 
-from test_dashboard import page, texts
-from test_lead import ARTICLE
 from webapp import finish, outcome
 
 HOSTILE = '<script>alert("lead")</script> & <b>bold</b>'
@@ -31,7 +31,8 @@ def checked(store):
                                              lead=lead))
     store.start(record.id)
     store.finish(record.id, [outcome(claim, 0.9, False)], 1.0, lead=[
-        LeadVerdict(lead.claims[0].text, 0, VerdictLevel.SUPPORTED, 0.91, "Example was born in Boston.", ("Early life",)),
+        LeadVerdict(lead.claims[0].text, 0, VerdictLevel.SUPPORTED, 0.91, "Example was born in Boston.",
+                    ("Early life",)),
         LeadVerdict(f"She founded {HOSTILE}.", 2, VerdictLevel.PARTIALLY_SUPPORTED, 0.44,
                     f"The body says {HOSTILE}.", ("Career", f"Essays {HOSTILE}")),
         LeadVerdict(lead.claims[2].text, 4, VerdictLevel.NOT_SUPPORTED, 0.13,

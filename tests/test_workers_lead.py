@@ -10,6 +10,7 @@ from __future__ import annotations
 import lxml.html
 import pytest
 import requests
+from test_lead import ARTICLE
 
 from service.store import CheckRequest, Origin
 from side.extract.claims import Citation, Claim
@@ -17,7 +18,6 @@ from side.extract.lead import read_lead
 from side.verify.levels import VerdictLevel
 
 from httpserver import LocalServer, Response
-from test_lead import ARTICLE
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,8 @@ def test_a_worker_checks_the_lead_against_the_body_and_the_dashboard_lists_it(st
         pytest.skip("the web service's module cannot be imported here")
     html = requests.get(f"{stack.web_url}/dashboard/pages/enwiki/Jane_Example", timeout=30).text
     doc = lxml.html.fromstring(html)
-    listed = [" ".join(td.text_content().split()) for td in doc.xpath("//tr[@class='lead-row']/td[@class='lead-claim']")]
+    cells = doc.xpath("//tr[@class='lead-row']/td[@class='lead-claim']")
+    listed = [" ".join(td.text_content().split()) for td in cells]
     assert "She was born in Chicago, Illinois, to a family of dairy farmers." in listed
     assert "She studied English literature at Smith College." not in listed
     api = requests.get(f"{stack.api_url}/pages/enwiki/Jane_Example", timeout=30).json()

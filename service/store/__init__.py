@@ -32,6 +32,7 @@ from service.store.store import Store
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin", "Report",
-    "ReviewStatus", "Stats", "Store", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "make_engine", "migrate",
+    "ReviewStatus", "Stats", "Store", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso",
+    "make_engine", "migrate",
     "schema_version", "suggestion_key", "utcnow",
 ]

@@ -31,7 +31,8 @@ from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin",
-    "ReviewStatus", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "parse_enum", "suggestion_key", "utcnow",
+    "ReviewStatus", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "parse_enum",
+    "suggestion_key", "utcnow",
 ]
 
 

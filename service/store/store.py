@@ -344,9 +344,9 @@ def _payload_claim(data: dict[str, Any]) -> tuple[Claim, str]:
 
 def _lead_row(check_id: str, verdict: LeadVerdict, now: datetime) -> dict[str, Any]:
     """One lead claim's row: ``position`` is its place among the lead's sentences (unique per check)."""
-    return {"check_id": check_id, "position": verdict.position, "claim_text": verdict.claim, "level": verdict.level,
-            "score": verdict.score, "nearest_text": verdict.nearest, "nearest_section": _json(list(verdict.nearest_section)),
-            "reason": verdict.reason, "created_at": now}
+    return {"check_id": check_id, "position": verdict.position, "claim_text": verdict.claim,
+            "level": verdict.level, "score": verdict.score, "nearest_text": verdict.nearest,
+            "nearest_section": _json(list(verdict.nearest_section)), "reason": verdict.reason, "created_at": now}
 
 
 def _lead_record(row) -> StoredLeadClaim:

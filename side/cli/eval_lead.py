@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     pages = list(articles(Path(args.data_dir or config.data_dir), args.files))
     verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
                              precision=config.verifier.precision)
-    with tqdm(total=len(pages), desc="checking leads", unit="article", disable=args.json) as bar:
+    with tqdm(total=len(pages), desc="checking leads", unit="article") as bar:  # on stderr, beside --json
         report = evaluate_lead(lambda lead: check_lead(verifier, lead), pages, bar.update)
     if args.json:
         print(json.dumps(report.to_dict(per_article=args.per_article), indent=2))
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     rows += [(f"  {level.text}", data["levels"][str(level)]) for level in VerdictLevel]
     rows += [("share not supported", f"{data['share_not_supported']:.1%}"),
              ("share not fully supported (partially + not)", f"{data['share_not_fully_supported']:.1%}")]
+    rows += [(f"pages skipped: {reason}", n) for reason, n in data["skipped"].items()]
     for name, value in rows:
         table.add_row(name, str(value))
     Console().print(table)

@@ -19,7 +19,8 @@ from side.extract.lead import read_lead
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 
-__all__ = ["ArticleOutcome", "LeadReport", "WIKITEXT_DIR", "XML_DIR", "articles", "evaluate_lead"]
+__all__ = ["ESCAPED", "ArticleOutcome", "LeadReport", "WIKITEXT_DIR", "XML_DIR", "articles", "evaluate_lead",
+           "skip_reason"]
 
 WIKITEXT_DIR = Path("fixtures/wikitext")
 XML_DIR = Path("fixtures/mediawiki_xml")
@@ -48,6 +49,8 @@ class LeadReport:
 
     articles: list[ArticleOutcome] = field(default_factory=list)
     seconds: float = 0.0
+    #: Pages not read, by reason (counted, never silently dropped).
+    skipped: Counter[str] = field(default_factory=Counter)
 
     def count(self, level: VerdictLevel | None = None) -> int:
         return sum(v.level is level or level is None for a in self.articles for v in a.verdicts)
@@ -70,7 +73,7 @@ class LeadReport:
             "share_not_supported": round(self.share(VerdictLevel.NOT_SUPPORTED), 4),
             "share_not_fully_supported": round(
                 self.share(VerdictLevel.NOT_SUPPORTED, VerdictLevel.PARTIALLY_SUPPORTED), 4),
-            "seconds": round(self.seconds, 1),
+            "skipped": dict(self.skipped), "seconds": round(self.seconds, 1),
         }
         if per_article:
             data["per_article"] = [a.to_dict() for a in self.articles]
@@ -106,6 +109,16 @@ def _xml_articles(folder: Path) -> Iterator[tuple[str, str]]:
     yield from longest.items()
 
 
+#: Why a page is not read: its markup is XML-escaped (``&lt;ref&gt;``), as in a dump read without
+#: unescaping; MediaWiki would show such refs as text, so its lead would look uncited throughout.
+ESCAPED = "XML-escaped wikitext"
+
+
+def skip_reason(wikitext: str) -> str:
+    """Why a page's lead would not be measured as an article's, or ""."""
+    return ESCAPED if "&lt;ref" in wikitext and "<ref" not in wikitext else ""
+
+
 def evaluate_lead(check: Callable[[Any], list[LeadVerdict]], pages: Iterable[tuple[str, str]],
                   progress: Callable[[int], object] | None = None) -> LeadReport:
     """Read each article's lead and body, check its uncited lead claims with ``check``."""
@@ -114,6 +127,10 @@ def evaluate_lead(check: Callable[[Any], list[LeadVerdict]], pages: Iterable[tup
     started = time.monotonic()
     report = LeadReport()
     for title, wikitext in pages:
+        reason = skip_reason(wikitext)
+        if reason:
+            report.skipped[reason] += 1
+            continue
         lead = read_lead(wikitext, title)
         verdicts = check(lead) if lead.claims else []
         report.articles.append(ArticleOutcome(title, lead.sentences, lead.cited, len(lead.body), tuple(verdicts)))
