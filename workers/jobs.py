@@ -41,6 +41,7 @@ from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
 from side.pipeline import Pipeline, ReadSource
 from side.sources.batch import call_with_deadline
+from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,25 @@ def _hand_to_corpus(context: WorkerContext, check_id: str, read: list[ReadSource
         log.exception("check %s: could not hand %d sources to the evidence corpus", check_id, len(read))
 
 
+def _check_lead(context: WorkerContext, check_id: str) -> list[LeadVerdict] | None:
+    """The check's lead claims against the article's body (None: it came without its article).
+
+    A failure here is logged and leaves the lead unchecked (None, so the rows a previous run
+    stored stay) rather than failing the check: the citations' results count on their own. A
+    job timeout still ends the job.
+    """
+    lead = context.store.article_lead(check_id)
+    if lead is None:
+        return None
+    try:
+        return context.pipeline.verify_lead(lead)
+    except JobTimeoutException:
+        raise
+    except Exception:  # noqa: BLE001 - e.g. a body the model cannot take: the citations still count
+        log.exception("check %s: could not check the lead of %s against its body", check_id, lead.title)
+        return None
+
+
 def run_check(check_id: str) -> dict[str, Any]:
     """Check all claims of ``check_id`` and store the results; returns a small summary."""
     context = get_context()
@@ -155,8 +175,7 @@ def run_check(check_id: str) -> dict[str, Any]:
     try:
         read: list[ReadSource] = []
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
-        lead = store.article_lead(check_id)
-        lead_verdicts = context.pipeline.verify_lead(lead) if lead is not None else None
+        lead_verdicts = _check_lead(context, check_id)
         _hand_to_corpus(context, check_id, read)
         done = store.finish(check_id, outcomes, time.monotonic() - started, lead=lead_verdicts)
     except BaseException as exc:
