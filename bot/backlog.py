@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from service.store import CheckRequest, Origin
 from side.config import BotConfig
 from side.errors import ConfigError
+from side.extract.lead import read_lead
 from side.extract.tagged import DEFAULT_ALIASES, find_tagged, normalise_template
 
 if TYPE_CHECKING:
@@ -246,7 +247,8 @@ class BacklogBot:
         else:
             claims = [t.claim(title, category=self.settings.categories.get(t.template, category)) for t in tagged]
             record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=title, revision=revision,
-                                                        origin=Origin.BACKLOG, claims=claims))
+                                                        origin=Origin.BACKLOG, claims=claims,
+                                                        lead=read_lead(text, title)))
             summary.claims += len(tagged)
             summary.cited += sum(t.cited for t in tagged)
             summary.check_ids.append(record.id)

@@ -103,6 +103,7 @@ from bot.options import (
 from service.store import Check, CheckRequest, Origin, Store
 from side.config import Config
 from side.errors import ConfigError, SideError
+from side.extract.lead import read_lead
 from side.extract.wikitext import added_citations
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ class CitationBot:
             return None
         record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=new.title, revision=change.revision,
                                                 parent_revision=change.parent_revision or None, origin=Origin.BOT,
-                                                claims=list(claims)))
+                                                claims=list(claims), lead=read_lead(new.text, new.title)))
         if enqueued:
             self.counter["submitted"] += 1
             log.info("submitted %s r%d: %d new citations -> %s", new.title, change.revision, len(claims), record.id)

@@ -47,10 +47,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from side.extract.lead import ArticleLead
     from side.retrieval.fusion import DocumentHit
     from side.retrieval.retriever import Retriever
     from side.sources.archive import ArchiveReader
     from side.sources.fetch import Source
+    from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
 
@@ -617,6 +619,13 @@ class Pipeline:
             if progress:
                 progress(len(results[start : start + 8]))
         return results
+
+    def verify_lead(self, lead: ArticleLead) -> list[LeadVerdict]:
+        """Each uncited lead claim checked against the article's body (one Source for all of
+        them, see :mod:`side.verify.lead`), levelled with this pipeline's cuts."""
+        from side.verify.lead import check_lead
+
+        return check_lead(self.verifier, lead, self.levels)
 
     def verify_article(self, wikitext: str, title: str, context_words: int = 100,
                       progress: Callable[[int], object] | None = None) -> ArticleResults:

@@ -112,3 +112,23 @@ def test_one_check_per_revision_with_only_the_added_citations(mediawiki, site, t
     assert again.poll() == 0 and len(submit.calls) == 3
     later = mediawiki.edit(title, "Later.<ref>[http://example.org/later L]</ref>", user="Alice")
     assert again.poll() == 1 and submit.calls[-1].revision == later
+
+
+def test_a_revision_is_submitted_with_its_lead_and_body(mediawiki, site, tmp_path):
+    """The worker checks a revision's uncited lead sentences against its body: the bot hands
+    them over with the check, read from the revision's whole wikitext."""
+    from test_lead import ARTICLE
+
+    store = Store.open(f"sqlite:///{tmp_path / 'side.sqlite3'}")
+    submit = StoreOnly(store)
+    bot = CitationBot(site, RecentChangesFeed(site), store, submit, CheckpointFile(tmp_path / "cp.json"), "testwiki")
+    bot.start_position(None)
+    title = unique("Jane Example")
+    revision = mediawiki.edit(title, ARTICLE.read_text(encoding="utf-8"), user="Alice")
+    assert bot.poll() == 1
+    new = submit.calls[-1]
+    assert new.revision == revision and new.lead is not None
+    lead = store.article_lead(new.id)
+    assert lead is not None and lead.title == title
+    assert [c.position for c in lead.claims] == [0, 1, 4, 5] and lead.cited == 3
+    assert {b.section for b in lead.body} == {("Early life",), ("Career",), ("Career", "Essays")}

@@ -14,7 +14,10 @@ from service.store import CheckRequest, Store, schema_version, suggestion_key, u
 from service.store.migrate import MIGRATIONS_DIR
 from side.errors import InputError
 from side.extract.claims import Citation, Claim
+from side.extract.lead import ArticleLead, BodySentence, LeadClaim
 from side.pipeline import Result, SourceStatus, Suggestion
+from side.verify.lead import NO_BODY, LeadVerdict
+from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 
@@ -90,6 +93,37 @@ def test_patrol_queue_feedback_and_stats(store_url):
     assert stats.acceptance_rate == 0.5 and stats.dismiss_reasons == {"source-is-fine": 1}
     assert sum(stats.score_histogram) == 1 and stats.flagged_histogram[0] == 1 and stats.flagged_histogram[3] == 1
     assert stats.flagged_per_day[-1] == (utcnow().date().isoformat(), 2)
+    store.close()
+
+
+def test_lead_claims_are_kept_with_their_check_and_replaced_on_retry(store_url):
+    store = Store.open(store_url)
+    lead = ArticleLead("Alsea", (LeadClaim("Alsea is the largest restaurant operator in Latin America.", 0),
+                                 LeadClaim("It was founded in 1990 in Mexico City.", 2)),
+                       (BodySentence("Alsea was founded in 1997 in Mexico City.", ("History", "Founding")),),
+                       sentences=3, cited=1)
+    c = claim("Alsea runs Starbucks in Mexico.", "https://a.example/1")
+    record, created = store.add_check(CheckRequest("enwiki", "Alsea", [c], revision=9, lead=lead))
+    assert created and store.article_lead(record.id) == lead
+    # the same work submitted again (say, with a lead read differently) is the same check
+    assert store.add_check(CheckRequest("enwiki", "Alsea", [c], revision=9))[0].id == record.id
+    verdicts = [LeadVerdict("Alsea is the largest restaurant operator in Latin America.", 0,
+                            VerdictLevel.PARTIALLY_SUPPORTED, 0.42, "Alsea runs <b>Starbucks</b> & Domino’s.",
+                            ("Operations",)),
+                LeadVerdict("It was founded in 1990 in Mexico City.", 2, VerdictLevel.NOT_SUPPORTED, 0.08,
+                            "Alsea was founded in 1997 in Mexico City.", ("History", "Founding"))]
+    store.finish(record.id, [outcome(c, 0.9, False)], 2.0, lead=verdicts)
+    assert [s.verdict for s in store.lead_claims(record.id)] == verdicts
+    assert [s.verdict for s in store.lead_claims(record.id, VerdictLevel.NOT_SUPPORTED)] == verdicts[1:]
+    assert store.lead_claims(record.id)[0].to_dict()["nearest_section"] == ["Operations"]
+    # a retried job replaces the lead claims with its own, in the same transaction as the results
+    retried = [LeadVerdict(v.claim, v.position, VerdictLevel.CANNOT_CHECK, None, reason=NO_BODY) for v in verdicts]
+    store.finish(record.id, [outcome(c, 0.9, False)], 2.0, lead=retried)
+    assert [s.verdict for s in store.lead_claims(record.id)] == retried
+    # a check submitted without its article has no lead, and finishing it touches none
+    other, _ = store.add_check(CheckRequest("enwiki", "Other", [c], revision=10))
+    store.finish(other.id, [outcome(c, 0.9, False)], 1.0)
+    assert store.article_lead(other.id) is None and store.lead_claims(other.id) == []
     store.close()
 
 

@@ -1,7 +1,9 @@
 """The job function: check every claim of one Check with the worker's loaded Pipeline.
 
 A job carries nothing but the check id; the claims are in the results store (as Claims), and
-the Results go back to it as they are. The verifier and
+the Results go back to it as they are. A check submitted with its article's lead and body
+(:class:`side.extract.lead.ArticleLead`, kept in the store) also has its uncited lead
+sentences checked against the body, stored with the results in one transaction. The verifier and
 the evidence index are loaded once per worker process (:func:`set_context`, called by
 ``side-worker`` before it takes jobs), never per job.
 
@@ -39,6 +41,7 @@ from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
 from side.pipeline import Pipeline, ReadSource
 from side.sources.batch import call_with_deadline
+from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +141,25 @@ def _hand_to_corpus(context: WorkerContext, check_id: str, read: list[ReadSource
         log.exception("check %s: could not hand %d sources to the evidence corpus", check_id, len(read))
 
 
+def _check_lead(context: WorkerContext, check_id: str) -> list[LeadVerdict] | None:
+    """The check's lead claims against the article's body (None: it came without its article).
+
+    A failure here is logged and leaves the lead unchecked (None, so the rows a previous run
+    stored stay) rather than failing the check: the citations' results count on their own. A
+    job timeout still ends the job.
+    """
+    lead = context.store.article_lead(check_id)
+    if lead is None:
+        return None
+    try:
+        return context.pipeline.verify_lead(lead)
+    except JobTimeoutException:
+        raise
+    except Exception:  # noqa: BLE001 - e.g. a body the model cannot take: the citations still count
+        log.exception("check %s: could not check the lead of %s against its body", check_id, lead.title)
+        return None
+
+
 def run_check(check_id: str) -> dict[str, Any]:
     """Check all claims of ``check_id`` and store the results; returns a small summary."""
     context = get_context()
@@ -153,8 +175,9 @@ def run_check(check_id: str) -> dict[str, Any]:
     try:
         read: list[ReadSource] = []
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
+        lead_verdicts = _check_lead(context, check_id)
         _hand_to_corpus(context, check_id, read)
-        done = store.finish(check_id, outcomes, time.monotonic() - started)
+        done = store.finish(check_id, outcomes, time.monotonic() - started, lead=lead_verdicts)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):
@@ -164,7 +187,8 @@ def run_check(check_id: str) -> dict[str, Any]:
             log.error("check %s failed for good: %s", check_id, reason)
             store.fail(check_id, reason)
         raise
-    log.info("check %s done: %d citations, %d flagged, %.1f s", check_id, done.citations, done.flagged,
-             done.seconds or 0.0)
+    lead_unsupported = sum(v.level.needs_review for v in lead_verdicts or [])
+    log.info("check %s done: %d citations, %d flagged, %d lead claims (%d not fully supported by the body), %.1f s",
+             check_id, done.citations, done.flagged, len(lead_verdicts or []), lead_unsupported, done.seconds or 0.0)
     return {"id": check_id, "status": "done", "citations": done.citations, "flagged": done.flagged,
-            "seconds": done.seconds}
+            "lead_claims": len(lead_verdicts or []), "lead_unsupported": lead_unsupported, "seconds": done.seconds}

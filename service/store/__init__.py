@@ -19,6 +19,7 @@ from service.store.records import (
     FeedbackAction,
     Origin,
     ReviewStatus,
+    StoredLeadClaim,
     StoredResult,
     StoreError,
     check_key,
@@ -31,6 +32,7 @@ from service.store.store import Store
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin", "Report",
-    "ReviewStatus", "Stats", "Store", "StoreError", "StoredResult", "check_key", "iso", "make_engine", "migrate",
+    "ReviewStatus", "Stats", "Store", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso",
+    "make_engine", "migrate",
     "schema_version", "suggestion_key", "utcnow",
 ]

@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 
 from side.errors import InputError, SideError
 from side.extract.claims import Claim
+from side.extract.lead import ArticleLead
 from side.pipeline import SourceCopy, SourceStatus, Suggestion
 from side.training.feedback import DismissReason, FeedbackAction
+from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
@@ -29,7 +31,8 @@ from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin",
-    "ReviewStatus", "StoreError", "StoredResult", "check_key", "iso", "parse_enum", "suggestion_key", "utcnow",
+    "ReviewStatus", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "parse_enum",
+    "suggestion_key", "utcnow",
 ]
 
 
@@ -134,6 +137,9 @@ class CheckRequest:
     parent_revision: int | None = None
     origin: Origin = Origin.API
     client_keys: list[str] = field(default_factory=list)
+    #: The article's uncited lead sentences and its body, checked with the claims when given
+    #: (the bot gives them for a revision it has whole); not part of the check's identity.
+    lead: ArticleLead | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.client_keys and len(self.client_keys) != len(self.claims):
@@ -312,4 +318,22 @@ class Feedback:
         return cls(id=int(data["id"]), result_id=int(data["result_id"]), action=FeedbackAction(data["action"]),
                    reason=data.get("reason", ""), comment=data.get("comment", ""),
                    suggestion_url=data.get("suggestion_url", ""), reviewer=data.get("reviewer", ""),
+                   created_at=required_time(data.get("created_at")))
+
+
+@dataclass(frozen=True)
+class StoredLeadClaim:
+    """One uncited lead sentence of a check's article, as the store keeps its check against the body."""
+
+    id: int
+    check_id: str
+    verdict: LeadVerdict
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "check_id": self.check_id, **self.verdict.to_dict(), "created_at": iso(self.created_at)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StoredLeadClaim:
+        return cls(id=int(data["id"]), check_id=str(data["check_id"]), verdict=LeadVerdict.from_dict(data),
                    created_at=required_time(data.get("created_at")))

@@ -37,16 +37,19 @@ from service.store.records import (
     FeedbackAction,
     Origin,
     ReviewStatus,
+    StoredLeadClaim,
     StoredResult,
     StoreError,
     parse_enum,
     utcnow,
 )
 from service.store.stats import Stats, collect_stats
-from service.store.tables import checks, feedback, inserted_id, results
+from service.store.tables import article_leads, checks, feedback, inserted_id, lead_claims, results
 from side.errors import InputError
 from side.extract.claims import Claim
+from side.extract.lead import ArticleLead
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
+from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
 
@@ -107,6 +110,9 @@ class Store(ReportLedger):
         try:
             with self._tx() as conn:
                 conn.execute(checks.insert().values(**row))
+                if new.lead is not None:
+                    conn.execute(article_leads.insert().values(check_id=check_id, payload=_json(new.lead.to_dict()),
+                                                               created_at=row["created_at"]))
         except sa.exc.IntegrityError:  # a concurrent request inserted it first
             return self.check(check_id), False  # type: ignore[return-value]
         return self.check(check_id), True  # type: ignore[return-value]
@@ -134,8 +140,11 @@ class Store(ReportLedger):
             raise StoreError(f"unknown check {check_id}")
         return self.check(check_id)  # type: ignore[return-value]
 
-    def finish(self, check_id: str, outcomes: list[Result], seconds: float) -> Check:
-        """Store the outcome (one Result per claim, in claim order); replaces old results."""
+    def finish(self, check_id: str, outcomes: list[Result], seconds: float,
+               lead: list[LeadVerdict] | None = None) -> Check:
+        """Store the outcome (one Result per claim, in claim order) and, when given, the lead
+        claims' verdicts against the body; replaces old results (old lead claims only when
+        ``lead`` is given)."""
         record = self.check(check_id)
         if record is None:
             raise StoreError(f"unknown check {check_id}")
@@ -145,6 +154,10 @@ class Store(ReportLedger):
             conn.execute(results.delete().where(results.c.check_id == check_id))
             if rows:
                 conn.execute(results.insert(), rows)
+            if lead is not None:
+                conn.execute(lead_claims.delete().where(lead_claims.c.check_id == check_id))
+                if lead:
+                    conn.execute(lead_claims.insert(), [_lead_row(check_id, v, now) for v in lead])
             conn.execute(checks.update().where(checks.c.id == check_id).values(
                 status=CheckStatus.DONE, error="", finished_at=now, seconds=round(seconds, 3),
                 citations=len(rows), flagged=sum(bool(r["flagged"]) for r in rows)))
@@ -194,6 +207,23 @@ class Store(ReportLedger):
         with self.engine.connect() as conn:
             row = conn.execute(self._results_query().where(results.c.id == result_id)).mappings().first()
         return None if row is None else _result_record(row)
+
+    # -- lead claims ----------------------------------------------------------------------
+
+    def article_lead(self, check_id: str) -> ArticleLead | None:
+        """The lead and body submitted with a check (None: the check has none to check)."""
+        with self.engine.connect() as conn:
+            payload = conn.execute(sa.select(article_leads.c.payload)
+                                   .where(article_leads.c.check_id == check_id)).scalar()
+        return None if payload is None else ArticleLead.from_dict(json.loads(payload))
+
+    def lead_claims(self, check_id: str, level: VerdictLevel | None = None) -> list[StoredLeadClaim]:
+        """A check's lead claims with their verdicts against the body, in lead order."""
+        query = lead_claims.select().where(lead_claims.c.check_id == check_id)
+        if level is not None:
+            query = query.where(lead_claims.c.level == level)
+        with self.engine.connect() as conn:
+            return [_lead_record(r) for r in conn.execute(query.order_by(lead_claims.c.position)).mappings()]
 
     def page_results(self, wiki: str, title: str) -> tuple[Check | None, list[StoredResult]]:
         check = self.latest_for_page(wiki, title)
@@ -311,6 +341,20 @@ def _payload_claim(data: dict[str, Any]) -> tuple[Claim, str]:
         data = {**data, "article_title": data["title"]}
     claim = Claim.from_dict(data)
     return claim, str(data.get("client_key") or data.get("key") or claim.key)
+
+
+def _lead_row(check_id: str, verdict: LeadVerdict, now: datetime) -> dict[str, Any]:
+    """One lead claim's row: ``position`` is its place among the lead's sentences (unique per check)."""
+    return {"check_id": check_id, "position": verdict.position, "claim_text": verdict.claim,
+            "level": verdict.level, "score": verdict.score, "nearest_text": verdict.nearest,
+            "nearest_section": _json(list(verdict.nearest_section)), "reason": verdict.reason, "created_at": now}
+
+
+def _lead_record(row) -> StoredLeadClaim:
+    verdict = LeadVerdict(claim=row["claim_text"], position=row["position"], level=VerdictLevel(row["level"]),
+                          score=row["score"], nearest=row["nearest_text"],
+                          nearest_section=tuple(json.loads(row["nearest_section"] or "[]")), reason=row["reason"])
+    return StoredLeadClaim(id=row["id"], check_id=row["check_id"], verdict=verdict, created_at=row["created_at"])
 
 
 def _check_record(row) -> Check:

@@ -12,7 +12,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import CursorResult
 
-__all__ = ["LONG_TEXT", "checks", "feedback", "inserted_id", "metadata", "reports", "results"]
+__all__ = [
+    "LONG_TEXT", "article_leads", "checks", "feedback", "inserted_id", "lead_claims", "metadata", "reports", "results",
+]
 
 #: JSON documents that can grow past TEXT's 64 KiB (a check's claims, a verdict with its
 #: evidence): LONGTEXT on MariaDB, TEXT on SQLite. Migration 0001 asks for ``Text(16_000_000)``,
@@ -106,6 +108,33 @@ reports = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Index("ix_reports_page", "wiki", "title", "created_at"),
     sa.Index("ix_reports_suggestion", "wiki", "suggestion_key"),
+)
+
+
+#: A check's article lead and body (``ArticleLead`` JSON), kept for the worker (migration 0005).
+article_leads = sa.Table(
+    "article_leads", metadata,
+    sa.Column("check_id", sa.String(64), sa.ForeignKey("checks.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("payload", LONG_TEXT, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+#: Each uncited lead sentence of a check's article and how its body backs it (migration 0005).
+lead_claims = sa.Table(
+    "lead_claims", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_id", sa.String(64), sa.ForeignKey("checks.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("claim_text", sa.Text, nullable=False),
+    sa.Column("level", sa.String(24), nullable=False),
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("nearest_text", sa.Text, nullable=False),
+    #: The nearest body sentence's headings, as a JSON list.
+    sa.Column("nearest_section", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("check_id", "position", name="uq_lead_claims_check_position"),
+    sa.Index("ix_lead_claims_level", "level"),
 )
 
 

@@ -27,6 +27,7 @@ Typical first steps:
   side verify ARTICLE.wikitext   score every citation of an article
   side index demo-article --out var/demo/Starbucks.wikitext
                                  an article whose cited pages the demo index holds
+  side lead ARTICLE.wikitext     check the lead's uncited sentences against the article's body
   side source URL                show the text Side reads from a cited source
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact
@@ -36,9 +37,9 @@ Typical first steps:
 
 
 def _command_modules():
-    from side.cli import calibrate, evaluate, export, index, source, train, verify
+    from side.cli import calibrate, evaluate, export, index, lead, source, train, verify
 
-    return [index, verify, source, evaluate, train, calibrate, export]
+    return [index, verify, lead, source, evaluate, train, calibrate, export]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -164,12 +164,35 @@ def output_schemas() -> dict[str, Any]:
                  "error": {"type": "string"}, "created_at": {"type": "string"},
                  "finished_at": {"type": "string", "nullable": True}, "dashboard_url": {"type": "string"},
                  "page_url": {"type": "string"}, "results": {"type": "array", "items": ref("Result")}}}
+    lead_claim = {"type": "object", "required": ["claim", "position", "level", "score", "nearest", "nearest_section",
+                                                 "reason"],
+                  "description": "an uncited sentence of the article's lead, checked against the article's own body",
+                  "properties": {
+                      "id": {"type": "integer"}, "check_id": {"type": "string"},
+                      "claim": {"type": "string"},
+                      "position": {"type": "integer", "description": "its place among the lead's sentences, from 0"},
+                      "level": {"type": "string", "enum": values(VerdictLevel),
+                                "description": "how well the body backs it; cannot_check when the article has no "
+                                               "body or is not in English (reason says which)"},
+                      "score": {**nullable_number, "description": "calibrated support in [0, 1]; null when it "
+                                                                  "could not be checked"},
+                      "nearest": {"type": "string", "description": "the body sentence nearest the claim"},
+                      "nearest_section": {"type": "array", "items": {"type": "string"},
+                                          "description": "the headings above that sentence"},
+                      "reason": {"type": "string"}, "created_at": {"type": "string"}}}
     error = {"type": "object", "required": ["error"], "properties": {"error": {
         "type": "object", "required": ["code", "message"],
         "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}
     return {
         "Result": result, "Check": check, "Error": error,
         "CheckEnvelope": {"type": "object", "required": ["check"], "properties": {"check": ref("Check")}},
+        "LeadClaim": lead_claim,
+        "PageEnvelope": {"type": "object", "required": ["check", "lead_claims"], "properties": {
+            "check": ref("Check"),
+            "lead_claims": {"type": "array", "items": ref("LeadClaim"),
+                            "description": "the uncited lead sentences of the checked revision with their "
+                                           "verdict against the article's body, in lead order (empty when the "
+                                           "check was submitted without its article)"}}},
         "FeedbackEnvelope": {"type": "object", "required": ["feedback", "result"],
                              "properties": {"feedback": ref("Feedback"), "result": ref("Result")}},
         "Feedback": {"type": "object", "required": ["id", "result_id", "action", "reviewer"], "properties": {
@@ -214,7 +237,8 @@ def paths() -> dict[str, Any]:
         "/api/v1/pages/{wiki}/{title}": {"get": {
             "operationId": "getPage", "summary": "Results of the latest checked revision of a page",
             "parameters": page,
-            "responses": {"200": json_response("the latest finished check", "CheckEnvelope"), **errors(400, 404)}}},
+            "responses": {"200": json_response("the latest finished check, and its article's lead claims",
+                                               "PageEnvelope"), **errors(400, 404)}}},
         "/api/v1/feedback": {"post": {
             "operationId": "postFeedback", "summary": "Accept or dismiss (with a reason) a flagged citation",
             "description": "Only for a reviewer logged in with their wiki account (GET /auth/login in a browser: "

@@ -138,13 +138,15 @@ def get_check(check_id: str) -> Response:
 
 @bp.get("/pages/<wiki>/<path:title>")
 def get_page(wiki: str, title: str) -> Response:
-    """All results of the latest checked revision of a page; 404 when it was never checked."""
+    """All results of the latest checked revision of a page, and its uncited lead sentences checked
+    against the body; 404 when it was never checked."""
     svc = services()
     wiki, title = wiki_id(wiki), page_title(title)
     record, results = svc.store.page_results(wiki, title)
     if record is None:
         raise NotFoundError(f"no finished check of {wiki}:{title}")
-    return jsonify({"check": svc.presenter.check(record, results)})
+    return jsonify({"check": svc.presenter.check(record, results),
+                    "lead_claims": [c.to_dict() for c in svc.store.lead_claims(record.id)]})
 
 
 @bp.post("/feedback")

@@ -340,7 +340,8 @@ def check_detail(check_id: str) -> str:
 @bp.get("/pages/<wiki>/<path:title>")
 def page_detail(wiki: str, title: str) -> str | tuple[str, int]:
     """An article's latest checked revision, every citation with its level (``?level=`` keeps
-    one); 404 (with a page saying so) when the article was never checked, so a link to it is
+    one), then the uncited lead sentences its body does not fully back, each with the nearest
+    body sentence; 404 (with a page saying so) when the article was never checked, so a link to it is
     never dead."""
     svc = services()
     wiki, title = wiki_id(wiki), page_title(title)
@@ -350,8 +351,11 @@ def page_detail(wiki: str, title: str) -> str | tuple[str, int]:
         return render_template("page.html", wiki=wiki, title=title, check=None,
                                article_url=svc.links.article(wiki, title)), 404
     shown = [r for r in results if level is None or r.level is level]
+    lead = svc.store.lead_claims(check.id)
     return render_template("page.html", wiki=wiki, title=title, check=check, counts=level_counts(results),
-                           level=level, results=sorted(shown, key=page_order), **check_links(check))
+                           level=level, results=sorted(shown, key=page_order),
+                           lead_unsupported=[c for c in lead if c.verdict.level.needs_review],
+                           lead_checked=len(lead), **check_links(check))
 
 
 @bp.get("/stats")

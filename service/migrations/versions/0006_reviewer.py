@@ -7,7 +7,7 @@ reviewers (a row from before logins has ``reviewer`` ""). A downgrade brings the
 back holding the reviewer names.
 
 Revision ID: 0006_reviewer
-Revises: 0003
+Revises: 0005_lead_claims
 Create Date: 2026-11-24
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_reviewer"
-down_revision = "0003"
+down_revision = "0005_lead_claims"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,96 @@
+"""``side lead``: which uncited sentences of an article's lead its own body does not back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from side.config import Config
+from side.verify.levels import VerdictLevel
+
+__all__ = ["register", "run_lead", "print_lead"]
+
+if TYPE_CHECKING:
+    from side.extract.lead import ArticleLead
+    from side.verify.lead import LeadVerdict
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lead",
+        help="check the lead's uncited sentences against the article's own body",
+        description="The lead summarises the article and often cites nothing: each of its uncited "
+        "sentences should be backed by the body. Side scores every uncited lead sentence against the "
+        "body's sentences with its verifier and prints its level (supported, partially or not supported) "
+        "with the nearest body sentence and its section. Cited lead sentences, infobox values, notes and "
+        "captions are not checked.",
+    )
+    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
+    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
+    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
+                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
+    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
+    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
+    p.add_argument("--model", type=Path, help="verifier model directory (default: verifier.model_dir, else the "
+                   "shipped one)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_lead)
+
+
+def run_lead(args: argparse.Namespace, config: Config) -> int:
+    from side.cli.verify import load_article
+    from side.extract.lead import read_lead
+    from side.verify.lead import check_lead
+    from side.verify.verifier import Verifier
+
+    wikitext, title = load_article(args, config)
+    lead = read_lead(wikitext, title)
+    verdicts: list[LeadVerdict] = []
+    if lead.claims:
+        verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
+                                 precision=config.verifier.precision)
+        verdicts = check_lead(verifier, lead)
+    if args.json:
+        print(json.dumps({"title": title, "lead_sentences": lead.sentences, "cited": lead.cited,
+                          "body_sentences": len(lead.body), "claims": [v.to_dict() for v in verdicts]},
+                         indent=2, ensure_ascii=False))
+    else:
+        print_lead(lead, verdicts)
+    return 0
+
+
+_STYLE = {
+    VerdictLevel.SUPPORTED: "[green]{}[/green]", VerdictLevel.PARTIALLY_SUPPORTED: "[yellow]{}[/yellow]",
+    VerdictLevel.NOT_SUPPORTED: "[red]{}[/red]", VerdictLevel.CANNOT_CHECK: "[dim]{}[/dim]",
+}
+
+
+def print_lead(lead: ArticleLead, verdicts: list[LeadVerdict]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    unsupported = sum(v.level.needs_review for v in verdicts)
+    title = (f"{lead.title}: {lead.sentences} lead sentences, {lead.cited} cited, {len(verdicts)} uncited checked "
+             f"against {len(lead.body)} body sentences; {unsupported} not fully supported")
+    if not verdicts:
+        console.print(escape(title))
+        return
+    table = Table(title=escape(title), show_lines=True, expand=True)
+    for col, kw in (("#", {"justify": "right"}), ("verdict", {}), ("lead claim", {"ratio": 3}),
+                    ("nearest body sentence", {"ratio": 3})):
+        table.add_column(col, **kw)
+    for verdict in verdicts:
+        label = _STYLE[verdict.level].format(verdict.level.text)
+        if verdict.score is not None:
+            label += f" ({verdict.score:.2f})"
+        nearest = escape(verdict.nearest or verdict.reason)
+        if verdict.nearest_section:
+            nearest += f"\n[dim]{escape(verdict.nearest_section_path)}[/dim]"
+        table.add_row(str(verdict.position + 1), label, escape(verdict.claim), nearest)
+    console.print(table)
