@@ -37,7 +37,8 @@ from rq.timeouts import JobTimeoutException
 
 from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
-from side.pipeline import Pipeline, ReadSource
+from side.pipeline import Pipeline, ReadSource, Result
+from side.priority import Priority
 from side.sources.batch import call_with_deadline
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,9 @@ class WorkerContext:
     pipeline: Pipeline
     #: Hands the readable sources of a check to the evidence corpus (None: the corpus does not grow).
     ingest: Callable[[Iterable[ReadSource]], object] | None = None
+    #: The patrol queue's priority of each Result (wiki, title, revision, results), a
+    #: :class:`side.priority.Prioritizer`; None: the store's default weights, no page history.
+    prioritize: Callable[[str, str, int | None, list[Result]], list[Priority]] | None = None
 
 
 _context: WorkerContext | None = None
@@ -154,7 +158,9 @@ def run_check(check_id: str) -> dict[str, Any]:
         read: list[ReadSource] = []
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
         _hand_to_corpus(context, check_id, read)
-        done = store.finish(check_id, outcomes, time.monotonic() - started)
+        priorities = (context.prioritize(record.wiki, record.title, record.revision, outcomes)
+                      if context.prioritize else None)
+        done = store.finish(check_id, outcomes, time.monotonic() - started, priorities)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):
