@@ -266,7 +266,8 @@ def reference_history(revisions: Sequence[HistoryRevision], url: str | None, now
     end = now or revisions[-1].timestamp
     age = None if first.timestamp is None or end is None else max(0.0, (end - first.timestamp).total_seconds() / 86400)
     return ReferenceHistory(first_revision=first.revision, first_seen=first.timestamp,
-                            age_days=None if age is None else round(age, 2), revisions_survived=len(revisions) - 1 - start,
+                            age_days=None if age is None else round(age, 2),
+                            revisions_survived=len(revisions) - 1 - start,
                             revisions_read=len(revisions), complete=complete or start > 0)
 
 
@@ -390,7 +391,8 @@ class Prioritizer:
         self.api_url = api_url
         self.sources = sources or load_perennial_sources(weights.perennial_sources or None)
 
-    def histories(self, wiki: str, title: str, revision: int | None, urls: Iterable[str]) -> dict[str, ReferenceHistory]:
+    def histories(self, wiki: str, title: str, revision: int | None,
+                  urls: Iterable[str]) -> dict[str, ReferenceHistory]:
         """Each URL's history in the page (unknown ones left out)."""
         from side.errors import SideError
         from side.extract.wikiapi import fetch_history

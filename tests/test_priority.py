@@ -241,3 +241,34 @@ def test_dashboard_queue_is_ordered_by_priority_and_names_its_signals(client, st
     signals = [r.xpath(".//ul[@class='priority-parts']/li/@data-signal") for r in rows]
     assert signals == [[], ["reliability"], ["generic_url"], []]
     assert "deprecated" in rows[1].xpath("string(.//ul[@class='priority-parts'])")
+
+
+def test_migration_gives_old_rows_their_failure_likelihood_as_priority(tmp_path):
+    import sqlalchemy as sa
+
+    from service.store import Store, make_engine, migrate
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    migrate(engine, "0003")
+    now = datetime(2026, 1, 1)
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO checks (id, wiki, title, origin, status, error, payload, citations, flagged, attempts, "
+            "created_at) VALUES ('chk_old', 'enwiki', 'Old', 'bot', 'done', '', '[]', 2, 2, 1, :now)"), {"now": now})
+        for position, likelihood in ((0, 0.3), (1, 0.8)):
+            conn.execute(sa.text(
+                "INSERT INTO results (check_id, position, client_key, claim_key, claim_text, citation_url, claim, "
+                "source_status, source_error, score, failure_likelihood, flagged, reasons, suggestions, "
+                "review_status, created_at, level) VALUES ('chk_old', :p, 'k', 'k', 'x', 'https://example.org/', "
+                ":claim, 'fetched', '', :score, :fl, 1, '[]', '[]', 'open', :now, 'not_supported')"),
+                {"p": position, "score": 1 - likelihood, "fl": likelihood, "now": now,
+                 "claim": '{"article_title": "Old", "section": [], "text": "x", "left_context": "", '
+                          '"citation": {"id": "c", "kind": "bare_url", "url": "https://example.org/"}}'})
+    migrate(engine)
+    store = Store(engine)
+    queue = store.flagged()
+    assert [r.failure_likelihood for r in queue] == [0.8, 0.3]
+    assert all(r.priority is None for r in queue)  # no parts were kept for them: nothing is shown
+    with engine.connect() as conn:
+        assert sorted(conn.execute(sa.text("SELECT priority FROM results")).scalars()) == [0.3, 0.8]
+    engine.dispose()

@@ -137,8 +137,8 @@ def test_results_survive_reopening_and_migrations_are_versioned(tmp_path):
     code = ("import sys; from service.store import Store; s = Store.open(sys.argv[1]); "
             "print(s.check(sys.argv[2]).status, s.ping())")
     out = subprocess.run([sys.executable, "-c", code, url, rec.id], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["queued", "0003"]
-    assert schema_version(sa.create_engine(url)) == "0003"
+    assert out.stdout.split() == ["queued", "0004_priority"]
+    assert schema_version(sa.create_engine(url)) == "0004_priority"
 
 
 def test_bad_database_url_is_a_clear_error(tmp_path):

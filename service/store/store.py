@@ -44,9 +44,9 @@ from service.store.records import (
 )
 from service.store.stats import Stats, collect_stats
 from service.store.tables import checks, feedback, inserted_id, results
+from side.config import PriorityConfig
 from side.errors import InputError
 from side.extract.claims import Claim
-from side.config import PriorityConfig
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
 from side.priority import Priority, result_priority
 from side.verify.levels import VerdictLevel

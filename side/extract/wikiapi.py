@@ -168,7 +168,8 @@ def _history_revision(rev: dict) -> HistoryRevision:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).replace(tzinfo=None) if stamp else None
     except (AttributeError, ValueError):
         when = None
-    text = slot.get("content") if isinstance(slot.get("content"), str) and not slot.get("texthidden") else ""
+    content = slot.get("content")
+    text = content if isinstance(content, str) and not slot.get("texthidden") else ""
     return HistoryRevision(revision=int(rev.get("revid") or 0), timestamp=when, text=text)
 
 
