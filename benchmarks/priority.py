@@ -53,7 +53,14 @@ from side.evaluation.verify import (
     wice_query,
     wice_sentences,
 )
-from side.priority import PrioritySignals, ReferenceHistory, Reliability, load_perennial_sources, priority
+from side.priority import (
+    PrioritySignals,
+    ReferenceHistory,
+    Reliability,
+    load_perennial_sources,
+    priority,
+    url_depth_of,
+)
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Query
 
@@ -126,10 +133,15 @@ def cached_items(name: str, cache: Path, score) -> list[Item]:
     return items
 
 
+def top_of(keys: list[float], share: float = TOP_SHARE) -> list[int]:
+    """Indices of the first ``share`` of a queue ordered by ``keys`` (highest first, ties by position)."""
+    order = sorted(range(len(keys)), key=lambda n: (-keys[n], n))
+    return order[: max(1, math.ceil(share * len(keys)))]
+
+
 def precision_at(items: list[Item], keys: list[float], share: float = TOP_SHARE) -> float:
     """Share of the first ``share`` of ``items`` (ordered by ``keys``, highest first) that needs review."""
-    order = sorted(range(len(items)), key=lambda n: -keys[n])
-    top = order[: max(1, math.ceil(share * len(items)))]
+    top = top_of(keys, share)
     return sum(items[n].gold in NEEDS_REVIEW for n in top) / len(top)
 
 
@@ -155,21 +167,50 @@ def table(name: str, items: list[Item], weights: PriorityConfig, names: dict[str
                 "+ domain reliability (RSP)": replace(off, reliability=weights.reliability),
                 "+ reference age / survival": replace(off, young_reference=weights.young_reference),
                 "all signals (shipped weights)": weights}
-    coverage = {"+ URL depth (generic URL)": sum(s.url_depth is not None for s in signals),
-                "+ domain reliability (RSP)": sum(s.reliability is not Reliability.UNLISTED for s in signals),
-                "+ reference age / survival": sum(s.history.known for s in signals)}
+    coverage = {"+ URL depth (generic URL)": (sum(s.url_depth is not None for s in signals),
+                                              sum(s.url_depth == 0 for s in signals)),
+                "+ domain reliability (RSP)": (sum(s.reliability is not Reliability.UNLISTED for s in signals),
+                                               sum(s.reliability.risk > 0 for s in signals)),
+                "+ reference age / survival": (sum(s.history.known for s in signals),
+                                               sum(s.history.youth > 0 for s in signals))}
     reviewed = sum(i.gold in NEEDS_REVIEW for i in scored)
     lines = [f"{name}: {len(scored)} scored citations ({len(items) - len(scored)} cannot check left out), "
              f"{reviewed} need review (base rate {reviewed / max(1, len(scored)):.3f}); "
              f"top 10% = {max(1, math.ceil(TOP_SHARE * len(scored)))}"]
-    peer = precision_at(scored, base)
+    peer, peer_top = precision_at(scored, base), set(top_of(base))
     for label, w in variants.items():
-        keys = [priority(s, w).score for s in signals]
+        keys = [priority(s, w).score or 0.0 for s in signals]
         p = precision_at(scored, keys)
+        moved = len(set(top_of(keys)) - peer_top)
         cov = coverage.get(label)
-        cov_text = "" if cov is None else f"  signal known for {cov}/{len(scored)}"
-        lines.append(f"  {label:34s} P@10% {p:.3f}  change {p - peer:+.3f}{cov_text}")
+        cov_text = "" if cov is None else f"  signal known for {cov[0]}/{len(scored)}, raises {cov[1]}"
+        lines.append(f"  {label:34s} P@10% {p:.3f}  change {p - peer:+.3f}  moved into top {moved}{cov_text}")
     return lines
+
+
+def site_reliability(sources) -> dict[str, Reliability]:
+    """Reliability by normalised source name; a name listed with several statuses is no consensus
+    (as :meth:`side.priority.PerennialSources.lookup` treats a domain)."""
+    grouped: dict[str, set[Reliability]] = {}
+    for entry in sources.entries:
+        grouped.setdefault(_norm(entry.name), set()).add(entry.reliability)
+    return {name: next(iter(found)) if len(found) == 1 else Reliability.NO_CONSENSUS
+            for name, found in grouped.items()}
+
+
+def real_citation_coverage(path: Path, sources) -> str:
+    """How often each URL signal would fire on real Wikipedia citations (WikiFactCheck-English dev's
+    cited URLs: no labels, so this is reach, not effect)."""
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as handle:
+        urls = [row.get("url", "") for row in csv.DictReader(handle, delimiter="\t")]
+    depths = [url_depth_of(u) for u in urls]
+    statuses = [sources.reliability(u) for u in urls]
+    listed = {r: statuses.count(r) for r in Reliability if r is not Reliability.UNLISTED and statuses.count(r)}
+    return (f"Reach on real citations (WikiFactCheck-English dev, {len(urls)} cited URLs, no labels): "
+            f"generic URL {depths.count(0)}, unreadable URL {depths.count(None)}; WP:RSP "
+            + ", ".join(f"{r.text} {n}" for r, n in listed.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,12 +242,17 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: _score_wice(load_verifier(), data / "wice" / "claim_dev.jsonl"))
     citint = cached_items("Citation-Integrity dev", cache / "citation_integrity_dev.json",
                           lambda: _score_citation_integrity(load_verifier(), data / "citation_integrity"))
-    sources = load_perennial_sources()
-    names = {_norm(e.name): e.reliability for e in sources.entries}
-    print(f"Perennial sources: {len(sources.entries)} entries ({sources.source_date}); weights {config.priority}")
+    sources = load_perennial_sources(config.priority.perennial_sources or None)
+    names = site_reliability(sources)
+    print(f"WP:RSP copy of {sources.source_date}: {len(sources.entries)} domain rows; weights generic_url "
+          f"{config.priority.generic_url}, reliability {config.priority.reliability}, young_reference "
+          f"{config.priority.young_reference}")
     for line in table("WiCE dev", wice, config.priority, names) + table(
             "Citation-Integrity dev (evaluation only)", citint, config.priority, names):
         print(line)
+    wfc = data / "wikifactcheck_english" / "wfc_dev.tsv"
+    if wfc.is_file():
+        print(real_citation_coverage(wfc, sources))
     return 0
 
 
