@@ -247,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"WP:RSP copy of {sources.source_date}: {len(sources.entries)} domain rows; weights generic_url "
           f"{config.priority.generic_url}, reliability {config.priority.reliability}, young_reference "
           f"{config.priority.young_reference}")
+    train = data / "wice" / "non_supported_tokens_train.jsonl"
+    if train.is_file():
+        labels = {c.label for c in load_wice(train)}
+        print(f"Train data to choose weights on: WiCE non_supported_tokens_train, labels {sorted(labels)}: "
+              f"{'needs review is constant, so no weight can be chosen there' if len(labels) == 1 else 'usable'}")
     for line in table("WiCE dev", wice, config.priority, names) + table(
             "Citation-Integrity dev (evaluation only)", citint, config.priority, names):
         print(line)

@@ -272,3 +272,14 @@ def test_migration_gives_old_rows_their_failure_likelihood_as_priority(tmp_path)
     with engine.connect() as conn:
         assert sorted(conn.execute(sa.text("SELECT priority FROM results")).scalars()) == [0.3, 0.8]
     engine.dispose()
+
+
+def test_result_page_shows_what_raised_it(client, store):
+    body = {"wiki": "enwiki", "title": "Alsea (company)", "revision": 302,
+            "claims": [{"key": "c0", "text": "Alsea operates cafés.", "url": "https://www.dailymail.co.uk/"}]}
+    check = client.post("/api/v1/checks", json=body).get_json()["check"]
+    finish(store, check["id"], [outcome(c, 0.3, True) for c in store.check(check["id"]).claims])
+    result = store.results(check["id"])[0]
+    doc = lxml.html.fromstring(client.get(f"/dashboard/results/{result.id}",
+                                          headers={"Accept": "text/html"}).get_data(as_text=True))
+    assert doc.xpath("//dd[@class='priority-cell']//li/@data-signal") == ["generic_url", "reliability"]
