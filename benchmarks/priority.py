@@ -22,6 +22,12 @@ is partially supported throughout, so "needs review" is constant there and no or
 told apart. The shipped weights are therefore the a-priori ones in ``[priority]``
 (side/config.py), and this script shows whether each one helps on dev.
 
+Result (2026-11-24, shared 2-core CPU, load 20-26): no signal fires on either dev set, so none
+changes the top 10% (WiCE dev P@10% 0.886, Citation-Integrity dev 0.594, failure likelihood
+alone and every variant alike). The site-name proxy finds 15 WiCE dev pages on the list, all
+generally reliable (risk 0). The reach line shows how rarely the URL signals fire on real
+citation URLs. The weights stay the a-priori ones; these sets can neither confirm nor refute them.
+
 The verifier's scores are computed once and cached under ``var/priority/`` (minutes of CPU for
 WiCE dev); later runs take a second.
 

@@ -228,9 +228,10 @@ class BotConfig:
 class PriorityConfig:
     """The patrol queue's order (side.priority): failure likelihood plus each signal x its weight.
 
-    Weights are a priori: no train split tells "needs review" apart (WiCE's only train data is
-    partially supported throughout), so ``benchmarks/priority.py`` shows each one's effect on
-    WiCE dev, and a signal that does not help there stays at 0.
+    Weights are a priori, not measured: no train split tells "needs review" apart (WiCE's only
+    train data is partially supported throughout), and on WiCE and Citation-Integrity dev no
+    signal fires (their records carry no URL and no wiki history), so ``benchmarks/priority.py``
+    shows a change of 0 for each. Set a weight to 0 to keep a signal shown but out of the order.
     """
 
     #: Added for a citation to a site's front page (URL depth 0, Side's generic-URL signal).
