@@ -283,3 +283,20 @@ def test_result_page_shows_what_raised_it(client, store):
     doc = lxml.html.fromstring(client.get(f"/dashboard/results/{result.id}",
                                           headers={"Accept": "text/html"}).get_data(as_text=True))
     assert doc.xpath("//dd[@class='priority-cell']//li/@data-signal") == ["generic_url", "reliability"]
+
+
+def test_the_worker_reads_histories_from_the_wikis_the_config_names(mediawiki):
+    from workers.worker import make_prioritizer
+
+    title = "Priority worker page"
+    url = "https://example.org/2025/a.html"
+    mediawiki.edit(title, "Intro.")
+    revision = mediawiki.edit(title, f"Intro.<ref>{url}</ref>")
+    config = load_config(environ={"SIDE_SERVICE_WIKI_URLS": f"local={mediawiki.url}",
+                                  "SIDE_PRIORITY_YOUNG_REFERENCE": "0.3"})
+    ranked = make_prioritizer(config)("local", title, revision, [_result(url, 0.5)])
+    assert ranked[0].history.first_revision == revision and ranked[0].history.revisions_survived == 0
+    assert ranked[0].score == 0.8
+    off = load_config(environ={"SIDE_SERVICE_WIKI_URLS": f"local={mediawiki.url}",
+                               "SIDE_PRIORITY_HISTORY_REVISIONS": "0"})
+    assert not make_prioritizer(off)("local", title, revision, [_result(url, 0.5)])[0].history.known
