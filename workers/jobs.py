@@ -39,7 +39,8 @@ from rq.timeouts import JobTimeoutException
 
 from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
-from side.pipeline import Pipeline, ReadSource
+from side.pipeline import Pipeline, ReadSource, Result
+from side.priority import Priority
 from side.sources.batch import call_with_deadline
 from side.verify.lead import LeadVerdict
 
@@ -75,6 +76,9 @@ class WorkerContext:
     pipeline: Pipeline
     #: Hands the readable sources of a check to the evidence corpus (None: the corpus does not grow).
     ingest: Callable[[Iterable[ReadSource]], object] | None = None
+    #: The patrol queue's priority of each Result (wiki, title, revision, results), a
+    #: :class:`side.priority.Prioritizer`; None: the store's default weights, no page history.
+    prioritize: Callable[[str, str, int | None, list[Result]], list[Priority]] | None = None
 
 
 _context: WorkerContext | None = None
@@ -177,7 +181,10 @@ def run_check(check_id: str) -> dict[str, Any]:
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
         lead_verdicts = _check_lead(context, check_id)
         _hand_to_corpus(context, check_id, read)
-        done = store.finish(check_id, outcomes, time.monotonic() - started, lead=lead_verdicts)
+        priorities = (context.prioritize(record.wiki, record.title, record.revision, outcomes)
+                      if context.prioritize else None)
+        done = store.finish(check_id, outcomes, time.monotonic() - started, lead=lead_verdicts,
+                            priorities=priorities)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if _will_retry(exc):

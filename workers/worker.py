@@ -324,6 +324,15 @@ def make_ingestor(config: Config, connection: redis.Redis):
                     config.service)
 
 
+def make_prioritizer(config: Config):
+    """The patrol queue's priorities with ``[priority]``'s weights; page histories are read from
+    the wikis ``service.wiki_urls`` names or Side knows (a wiki it cannot reach: no history)."""
+    from side.extract.wikiapi import api_url_of
+    from side.priority import Prioritizer
+
+    return Prioritizer(config.priority, api_url=lambda wiki: api_url_of(wiki, config.service.wiki_urls))
+
+
 def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any,
                 name: str) -> SideWorker:
     spool = None
@@ -411,7 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         set_context(WorkerContext(store=store, pipeline=load_pipeline(config, args),
-                                  ingest=None if args.no_ingest else make_ingestor(config, connection)))
+                                  ingest=None if args.no_ingest else make_ingestor(config, connection),
+                                  prioritize=make_prioritizer(config)))
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)
         print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "

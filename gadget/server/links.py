@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlencode
 
+from side.extract.wikiapi import parse_wiki_urls
+
 #: dbname suffix -> Wikimedia project domain.
 PROJECTS = {
     "wiki": "wikipedia.org", "wiktionary": "wiktionary.org", "wikibooks": "wikibooks.org",
@@ -27,16 +29,6 @@ SPECIAL = {
 }
 _DBNAME = re.compile(r"^([a-z][a-z0-9_]*?)(wiki|wiktionary|wikibooks|wikinews|wikiquote|wikisource|"
                      r"wikiversity|wikivoyage)$")
-
-
-def parse_wiki_urls(value: dict[str, str] | str | None) -> dict[str, str]:
-    """``service.wiki_urls`` from TOML (a table) or the environment (``id=url,id=url``)."""
-    if not value:
-        return {}
-    if isinstance(value, dict):
-        return {str(k): str(v).rstrip("/") for k, v in value.items()}
-    pairs = (item.split("=", 1) for item in value.split(",") if "=" in item)
-    return {k.strip(): v.strip().rstrip("/") for k, v in pairs}
 
 
 class WikiLinks:

@@ -21,6 +21,7 @@ from side.errors import InputError, SideError
 from side.extract.claims import Claim
 from side.extract.lead import ArticleLead
 from side.pipeline import SourceCopy, SourceStatus, Suggestion
+from side.priority import Priority
 from side.training.feedback import DismissReason, FeedbackAction
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
@@ -240,6 +241,8 @@ class StoredResult:
     level_reason: str = ""
     #: ... and whether it is not supported at the talk-page report's operating point.
     reportable: bool = False
+    #: Its place in the patrol queue and why (None: not scored, or stored before priorities).
+    priority: Priority | None = None
 
     @property
     def claim_text(self) -> str:
@@ -263,6 +266,7 @@ class StoredResult:
                 "level_reason": self.level_reason, "reportable": self.reportable, "score": self.score,
                 "failure_likelihood": self.failure_likelihood, "flagged": self.flagged, "rank": self.rank,
                 "url_depth": self.url_depth, "reasons": self.reasons,
+                "priority": self.priority.to_dict() if self.priority else None,
                 "evidence": [e.to_dict() for e in self.evidence],
                 "verdict": self.verdict.to_dict() if self.verdict else None,
                 "suggestions": [s.to_dict() for s in self.suggestions], "review_status": self.review_status,
@@ -289,7 +293,8 @@ class StoredResult:
                    parent_revision=data.get("parent_revision"),
                    origin=Origin(data["origin"]) if data.get("origin") else None,
                    level=VerdictLevel(data.get("level") or VerdictLevel.CANNOT_CHECK),
-                   level_reason=str(data.get("level_reason") or ""), reportable=bool(data.get("reportable")))
+                   level_reason=str(data.get("level_reason") or ""), reportable=bool(data.get("reportable")),
+                   priority=Priority.from_dict(data.get("priority")))
 
 
 @dataclass(frozen=True)

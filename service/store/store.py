@@ -45,10 +45,12 @@ from service.store.records import (
 )
 from service.store.stats import Stats, collect_stats
 from service.store.tables import article_leads, checks, feedback, inserted_id, lead_claims, results
+from side.config import PriorityConfig
 from side.errors import InputError
 from side.extract.claims import Claim
 from side.extract.lead import ArticleLead
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
+from side.priority import Priority, result_priority
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
@@ -141,15 +143,25 @@ class Store(ReportLedger):
         return self.check(check_id)  # type: ignore[return-value]
 
     def finish(self, check_id: str, outcomes: list[Result], seconds: float,
-               lead: list[LeadVerdict] | None = None) -> Check:
+               lead: list[LeadVerdict] | None = None,
+               priorities: list[Priority] | None = None) -> Check:
         """Store the outcome (one Result per claim, in claim order) and, when given, the lead
         claims' verdicts against the body; replaces old results (old lead claims only when
-        ``lead`` is given)."""
+        ``lead`` is given).
+
+        ``priorities`` (one per Result, from :class:`side.priority.Prioritizer`) order the patrol
+        queue; without them each Result gets the default weights' priority, with no history.
+        """
         record = self.check(check_id)
         if record is None:
             raise StoreError(f"unknown check {check_id}")
+        if priorities is None:
+            priorities = [result_priority(r, PriorityConfig()) for r in outcomes]
+        if len(priorities) != len(outcomes):
+            raise StoreError(f"{len(priorities)} priorities for {len(outcomes)} results")
         now = utcnow()
-        rows = [_result_row(record, n, result, now) for n, result in enumerate(outcomes)]
+        rows = [_result_row(record, n, result, now, rank)
+                for n, (result, rank) in enumerate(zip(outcomes, priorities, strict=True))]
         with self._tx() as conn:
             conn.execute(results.delete().where(results.c.check_id == check_id))
             if rows:
@@ -234,7 +246,8 @@ class Store(ReportLedger):
                 min_score: float | None = None, max_score: float | None = None,
                 since: datetime | None = None, until: datetime | None = None, origin: Origin | None = None,
                 limit: int = 50, offset: int = 0) -> list[StoredResult]:
-        """The patrol queue: flagged citations, most likely failed verification first."""
+        """The patrol queue: flagged citations, highest priority first (failure likelihood with the
+        signals of :mod:`side.priority`), then most likely failed verification."""
         query = self._results_query().where(results.c.flagged.is_(True))
         conditions = [
             (wiki, lambda v: checks.c.wiki == v), (level, lambda v: results.c.level == v),
@@ -246,7 +259,8 @@ class Store(ReportLedger):
         for value, condition in conditions:
             if value is not None:
                 query = query.where(condition(value))
-        query = query.order_by(results.c.failure_likelihood.desc(), results.c.id.desc()).limit(limit).offset(offset)
+        query = query.order_by(results.c.priority.is_(None), results.c.priority.desc(),
+                               results.c.failure_likelihood.desc(), results.c.id.desc()).limit(limit).offset(offset)
         with self.engine.connect() as conn:
             return [_result_record(r) for r in conn.execute(query).mappings()]
 
@@ -366,7 +380,7 @@ def _check_record(row) -> Check:
     return Check(**data)
 
 
-def _result_row(check: Check, position: int, result: Result, now: datetime) -> dict[str, Any]:
+def _result_row(check: Check, position: int, result: Result, now: datetime, rank: Priority) -> dict[str, Any]:
     claim, verdict = result.claim, result.verdict
     client_key = check.client_keys[position] if position < len(check.client_keys) else claim.key
     return {
@@ -378,6 +392,7 @@ def _result_row(check: Check, position: int, result: Result, now: datetime) -> d
         "reportable": result.reportable, "score": verdict.score if verdict else None,
         "failure_likelihood": result.failure_likelihood, "flagged": result.flagged,
         "rank": result.rank, "url_depth": result.url_depth, "reasons": _json(result.reasons),
+        "priority": rank.score, "priority_parts": _json(rank.to_dict()),
         "verdict": _json(verdict.to_dict()) if verdict else None,
         "suggestions": _json([s.to_dict() for s in result.suggestions]),
         "review_status": ReviewStatus.OPEN, "reviewed_at": None, "created_at": now,
@@ -403,6 +418,8 @@ def _result_record(row) -> StoredResult:
     data["level"] = VerdictLevel(data["level"])
     data["level_reason"] = data["level_reason"] or ""
     data["reportable"] = bool(data["reportable"])
+    parts = data.pop("priority_parts", None)
+    data["priority"] = Priority.from_dict(json.loads(parts)) if parts else None
     data["reasons"] = json.loads(data["reasons"])
     data["verdict"] = Verdict.from_dict(json.loads(data["verdict"])) if data["verdict"] else None
     data["suggestions"] = [Suggestion.from_dict(s) for s in json.loads(data["suggestions"])]

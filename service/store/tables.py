@@ -69,6 +69,9 @@ results = sa.Table(
     sa.Column("flagged", sa.Boolean, nullable=False),
     sa.Column("rank", sa.Integer, nullable=True),
     sa.Column("url_depth", sa.Integer, nullable=True),
+    #: The queue's order, highest first, and its parts as JSON (migration 0004_priority; side.priority).
+    sa.Column("priority", sa.Float, nullable=True),
+    sa.Column("priority_parts", sa.Text, nullable=True),
     sa.Column("reasons", sa.Text, nullable=False),
     sa.Column("verdict", LONG_TEXT, nullable=True),
     sa.Column("suggestions", LONG_TEXT, nullable=False),
@@ -79,6 +82,7 @@ results = sa.Table(
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),
     sa.Index("ix_results_level", "level", "review_status"),
+    sa.Index("ix_results_priority", "flagged", "review_status", "priority"),
 )
 
 feedback = sa.Table(

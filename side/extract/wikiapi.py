@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 import requests
 
@@ -17,7 +18,7 @@ from side.errors import InputError, SideError
 
 __all__ = [
     "KNOWN_WIKIS", "LOCAL_API_ENV", "PageNotFoundError", "WikiUnavailableError", "PageRevision",
-    "api_url_for", "fetch_page",
+    "api_url_for", "fetch_page", "parse_wiki_urls", "api_url_of", "HistoryRevision", "fetch_history", "HISTORY_BATCH",
 ]
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,19 @@ class PageRevision:
     text: str
 
 
+@dataclass(frozen=True)
+class HistoryRevision:
+    """One revision of a page's history: its id, time (naive UTC) and text ("" when hidden)."""
+
+    revision: int
+    timestamp: datetime | None
+    text: str
+
+
+#: Revisions with content the Action API returns per request (its limit for rvprop=content).
+HISTORY_BATCH = 50
+
+
 def api_url_for(wiki: str, local_api: str | None = None) -> str:
     """The Action API URL of a wiki name; ``local`` needs ``local_api``."""
     if wiki == "local":
@@ -64,6 +78,26 @@ def api_url_for(wiki: str, local_api: str | None = None) -> str:
     if wiki in KNOWN_WIKIS:
         return KNOWN_WIKIS[wiki]
     raise InputError(f"unknown wiki {wiki!r}: use one of {', '.join(['local', *KNOWN_WIKIS])}")
+
+
+def parse_wiki_urls(value: dict[str, str] | str | None) -> dict[str, str]:
+    """``service.wiki_urls`` (wiki id -> script path, the folder of ``index.php``) from TOML (a
+    table) or the environment (``id=url,id=url``)."""
+    if not value:
+        return {}
+    if isinstance(value, dict):
+        return {str(k): str(v).rstrip("/") for k, v in value.items()}
+    pairs = (item.split("=", 1) for item in value.split(",") if "=" in item)
+    return {k.strip(): v.strip().rstrip("/") for k, v in pairs}
+
+
+def api_url_of(wiki: str, wiki_urls: dict[str, str] | str | None = None) -> str | None:
+    """The Action API URL of a stored wiki id: a configured script path's ``api.php`` first, then
+    the wikis known by name; None for a wiki Side cannot reach (never an error)."""
+    configured = parse_wiki_urls(wiki_urls)
+    if wiki in configured:
+        return configured[wiki] + "/api.php"
+    return KNOWN_WIKIS.get(wiki)
 
 
 def fetch_page(api_url: str, title: str, wiki: str = "", revision: int | None = None,
@@ -93,6 +127,50 @@ def fetch_page(api_url: str, title: str, wiki: str = "", revision: int | None = 
         raise PageNotFoundError(f"the text of revision {rev.get('revid')} of {page['title']!r} is hidden")
     return PageRevision(wiki=wiki, title=page["title"], revision=int(rev["revid"]),
                         parent_revision=int(rev.get("parentid") or 0), text=slot["content"])
+
+
+def fetch_history(api_url: str, title: str, limit: int = HISTORY_BATCH, until_revision: int | None = None,
+                  user_agent: str = "Side/0.1", timeout_s: float = 20.0) -> tuple[list[HistoryRevision], bool]:
+    """The newest ``limit`` revisions of ``title`` up to ``until_revision`` (default: the current
+    one), oldest first, and whether that is the page's whole history (its creation was read).
+
+    One ``prop=revisions`` request per :data:`HISTORY_BATCH` revisions, following ``continue``;
+    what is read is bounded by ``limit`` however long the history is. Raises
+    :class:`PageNotFoundError` for a missing page and :class:`WikiUnavailableError` as
+    :func:`fetch_page` does.
+    """
+    params = {"action": "query", "prop": "revisions", "titles": title, "rvprop": "ids|timestamp|content",
+              "rvslots": "main", "rvdir": "older", "format": "json", "formatversion": "2", "redirects": "1"}
+    if until_revision is not None:
+        params["rvstartid"] = str(until_revision)
+    newest_first: list[HistoryRevision] = []
+    complete = False
+    while len(newest_first) < limit:
+        params["rvlimit"] = str(min(HISTORY_BATCH, limit - len(newest_first)))
+        data = _get_json(api_url, params, user_agent, timeout_s)
+        pages = (data.get("query") or {}).get("pages") or []
+        if not pages or pages[0].get("missing") or pages[0].get("invalid"):
+            raise PageNotFoundError(f"{api_url} has no page {title!r}")
+        for rev in pages[0].get("revisions") or []:
+            newest_first.append(_history_revision(rev))
+            complete = not rev.get("parentid")
+        more = data.get("continue")
+        if not more or complete:
+            break
+        params.update({k: str(v) for k, v in more.items()})
+    return newest_first[::-1], complete
+
+
+def _history_revision(rev: dict) -> HistoryRevision:
+    slot = (rev.get("slots") or {}).get("main") or {}
+    stamp = rev.get("timestamp")
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).replace(tzinfo=None) if stamp else None
+    except (AttributeError, ValueError):
+        when = None
+    content = slot.get("content")
+    text = content if isinstance(content, str) and not slot.get("texthidden") else ""
+    return HistoryRevision(revision=int(rev.get("revid") or 0), timestamp=when, text=text)
 
 
 def _get_json(api_url: str, params: dict[str, str], user_agent: str, timeout_s: float) -> dict:

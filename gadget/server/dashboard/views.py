@@ -12,7 +12,9 @@ escaped before any mark is added (:func:`mark_words`).
 
 Server-rendered (Jinja templates, one local stylesheet, one tiny local script for the copy
 buttons), so it works without JavaScript and loads nothing from elsewhere. The queue is the
-store's own ordering, most likely failed verification first; accept and dismiss go through
+store's own ordering, highest priority first (failure likelihood with a generic URL, the cited
+domain's WP:RSP status and the reference's age, :mod:`side.priority`), each row naming the
+signals that raised it; accept and dismiss go through
 the same store call as the API's ``POST /feedback``, with the same validation.
 """
 
@@ -245,10 +247,11 @@ def domain(url: str) -> str:
 
 
 def page_order(result: StoredResult) -> tuple[int, float, int]:
-    """Flagged first, most likely failed verification first (the queue's order), so the
+    """Flagged first, highest priority first (the queue's order, :mod:`side.priority`), so the
     citations to fix lead; the others follow in article order, where an editor finds them."""
     if is_flagged(result):
-        return 0, -(result.failure_likelihood or 0.0), result.position
+        rank = result.priority.score if result.priority and result.priority.score is not None else None
+        return 0, -(rank if rank is not None else result.failure_likelihood or 0.0), result.position
     return 1, 0.0, result.position
 
 

@@ -7,7 +7,7 @@ against the body, its score, the nearest body sentence and that sentence's secti
 a worker replaces a check's rows with its results in the same transaction as the citations'.
 
 Revision ID: 0005_lead_claims
-Revises: 0003
+Revises: 0004_priority
 Create Date: 2026-11-24
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_lead_claims"
-down_revision = "0003"
+down_revision = "0004_priority"
 branch_labels = None
 depends_on = None
 
