@@ -31,6 +31,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_results_priority", "results")
-    with op.batch_alter_table("results") as batch:
+    # Dropped in place (SQLite >= 3.35 can): batch mode's copy-and-rename of ``results`` would drop
+    # the old table, and with foreign keys on that deletes every feedback row by cascade.
+    with op.batch_alter_table("results", recreate="never") as batch:
         batch.drop_column("priority_parts")
         batch.drop_column("priority")
