@@ -105,7 +105,8 @@ def _scores(combiner: Combiner, features: np.ndarray) -> np.ndarray:
 
 
 def _levels(whole: np.ndarray, parts: list[np.ndarray], cuts: LevelThresholds, guard: bool = True) -> list[str]:
-    return [part_levels(w, p, cuts, guard).value for w, p in zip(whole, parts, strict=True)]
+    return [part_levels(float(w), [float(x) for x in p], cuts, guard).value
+            for w, p in zip(whole, parts, strict=True)]
 
 
 def main(argv: list[str] | None = None) -> int:

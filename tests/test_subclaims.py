@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -133,3 +134,17 @@ def test_verifier_with_split_claims_reads_the_level_off_the_parts(verifier):
     assert signals["parts"] == 2 and signals["part_min"] <= signals["part_max"]
     assert split.decided.level is verdict_level(split.decided.score, signals, verifier.levels)
     assert split.decided.level is not VerdictLevel.SUPPORTED
+
+
+def test_eval_verify_split_claims_prints_both_rules_from_one_run(capsys):
+    """`side eval verify wice --split-claims`: the sub-claim rule as the verifier, today's
+    whole-claim rule beside it from the same verdicts, and what the split cost."""
+    from side.cli import main
+
+    need_data("wice/claim_dev.jsonl")
+    assert main(["eval", "verify", "wice", "--limit", "4", "--split-claims", "--json"]) == 0
+    wice = json.loads(capsys.readouterr().out)["wice"]
+    assert {"verifier", "verifier_whole_claim", "majority"} <= set(wice["levels"])
+    cost = wice["cost"]
+    assert cost["claims"] == 4 and cost["parts"] >= 2 * cost["claims_split"]
+    assert cost["cross_encoder_pairs_per_claim"] >= cost["cross_encoder_pairs_per_claim_whole"] > 0
