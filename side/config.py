@@ -122,6 +122,11 @@ class VerifierConfig:
     precision: str = "auto"
     #: Labelled patroller reviews ``side calibrate`` needs before it moves any cut (fewer move them by noise).
     min_reviews: int = 50
+    #: Split each claim into sub-claims (clauses, relative clauses, appositives; at most 4), verify
+    #: each against the same source and read the level off the parts: supported when all are,
+    #: not supported when none is (SIDE_VERIFIER_SPLIT_CLAIMS). Costs one cross-encoder pass per
+    #: part; the score, and so ranking and AUROC, stay the whole claim's. See MODEL_CARD.md.
+    split_claims: bool = False
 
 
 @dataclass

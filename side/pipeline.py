@@ -37,7 +37,7 @@ from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.sources.states import assess_source
 from side.text import split_sentences
 from side.verify.levels import LevelThresholds, VerdictLevel
-from side.verify.verifier import Evidence, Query, Verdict, Verifier
+from side.verify.verifier import Evidence, Query, Verdict, Verifier, verdict_level
 
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "DEFAULT_OWN_SOURCES", "REUSE_MESSAGE", "url_depth", "cite_web",
@@ -597,7 +597,7 @@ class Pipeline:
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
         verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
-                                 precision=config.verifier.precision)
+                                 precision=config.verifier.precision, split_claims=config.verifier.split_claims)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None
@@ -738,7 +738,7 @@ class Pipeline:
         could not be reached (it says why) stays "cannot check"."""
         if verdict.level is VerdictLevel.CANNOT_CHECK and verdict.reason:
             return verdict
-        level = self.levels.level(verdict.score)
+        level = verdict_level(verdict.score, verdict.signals, self.levels)
         if level is verdict.level:
             return verdict
         return replace(verdict, level=level, unsupported=verdict.unsupported if level.needs_review else ())

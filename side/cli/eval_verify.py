@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the first N claims")
     p.add_argument("--model", type=Path, help="verifier model directory: Side's own or a Hugging Face checkpoint "
                    "(default: verifier.model_dir, else the shipped one)")
+    p.add_argument("--split-claims", action=argparse.BooleanOptionalAction, default=None,
+                   help="decide the level from the claim's sub-claims (default: verifier.split_claims); when on, "
+                   "the whole-claim rule is printed beside it from the same run as verifier_whole_claim")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_eval_verify)
 
@@ -69,8 +72,9 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
+    split = config.verifier.split_claims if args.split_claims is None else args.split_claims
     verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                             precision=config.verifier.precision)
+                             precision=config.verifier.precision, split_claims=split)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:
@@ -182,17 +186,20 @@ def _print_levels(console: Any, name: str, res: dict) -> None:
     """The verifier's confusion matrix, then macro-F1 and per-level F1 of every method, then cannot-check reasons."""
     from rich.table import Table
 
-    from side.evaluation.verify import LEVELS, PREDICTED_LEVELS
+    from side.evaluation.verify import LEVELS, PREDICTED_LEVELS, WHOLE_CLAIM_PEER
 
     levels = res["levels"]
-    matrix = Table(title=f"{name}: verifier levels (rows gold, columns predicted)")
-    matrix.add_column("gold \\ predicted")
-    for level in PREDICTED_LEVELS:
-        matrix.add_column(level.replace("_", " "))
-    for gold in LEVELS:
-        row = levels["verifier"]["confusion"][gold]
-        matrix.add_row(gold.replace("_", " "), *(str(row[p]) for p in PREDICTED_LEVELS))
-    console.print(matrix)
+    for method in ("verifier", WHOLE_CLAIM_PEER):
+        if method not in levels:
+            continue
+        matrix = Table(title=f"{name}: {method} levels (rows gold, columns predicted)")
+        matrix.add_column("gold \\ predicted")
+        for level in PREDICTED_LEVELS:
+            matrix.add_column(level.replace("_", " "))
+        for gold in LEVELS:
+            row = levels[method]["confusion"][gold]
+            matrix.add_row(gold.replace("_", " "), *(str(row[p]) for p in PREDICTED_LEVELS))
+        console.print(matrix)
     table = Table(title=f"{name}: verdict levels")
     for col in ("method", "macro-F1", "accuracy", *(f"F1 {level.replace('_', ' ')}" for level in LEVELS)):
         table.add_column(col)
@@ -205,6 +212,12 @@ def _print_levels(console: Any, name: str, res: dict) -> None:
         console.print(f"{name}: talk-page report (not supported below {report['report_threshold']:.3f}): "
                       f"{report['reported']} reported, precision {_fmt(report['precision'])}, "
                       f"recall {_fmt(report['recall'])}")
+    if "cost" in res:
+        cost = res["cost"]
+        console.print(f"{name}: {cost['claims_split']} of {cost['claims']} claims split into {cost['parts']} "
+                      f"sub-claims; {cost['cross_encoder_pairs_per_claim']:.1f} cross-encoder pairs per claim "
+                      f"(whole claim alone {cost['cross_encoder_pairs_per_claim_whole']:.1f}) and "
+                      f"{cost['seconds_per_claim']:.2f} s per claim")
     reasons = res.get("cannot_check", {})
     told = ", ".join(f"{reason}: {count}" for reason, count in reasons.items()) or "none"
     console.print(f"{name}: cannot check {sum(reasons.values())} ({told})")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,8 @@ __all__ = [
     "failure_metrics", "wice_query", "wice_sentences", "ndcg", "verifier_order", "evaluate_wice",
     "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
     "evaluate_scifact", "LEVELS", "PREDICTED_LEVELS", "level_metrics", "majority_levels", "cut_levels",
-    "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level",
+    "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level", "WHOLE_CLAIM_PEER",
+    "level_peers", "split_cost",
 ]
 
 META_PREFIX = "(meta data) "
@@ -107,12 +109,15 @@ def cut_levels(score: np.ndarray, supported: float, not_supported: float) -> lis
 
 
 def level_report(gold: list[str], verdict_levels: list[str], baselines: dict[str, np.ndarray],
-                 cuts: dict[str, dict[str, float]]) -> dict[str, Any]:
+                 cuts: dict[str, dict[str, float]], peers: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The verifier's level metrics beside the majority level and each baseline cut at its train cuts.
 
-    A baseline without cuts (a combiner fitted before they were stored) is left out.
+    ``peers`` are other level rules over the same verdicts (the whole-claim rule beside the
+    sub-claim one). A baseline without cuts (a combiner fitted before they were stored) is left out.
     """
-    report = {"verifier": level_metrics(gold, verdict_levels), "majority": level_metrics(gold, majority_levels(gold))}
+    report = {"verifier": level_metrics(gold, verdict_levels)}
+    report.update({name: level_metrics(gold, levels) for name, levels in (peers or {}).items()})
+    report["majority"] = level_metrics(gold, majority_levels(gold))
     for name, score in baselines.items():
         if name in cuts:
             report[name] = level_metrics(gold, cut_levels(score, cuts[name]["supported"], cuts[name]["not_supported"]))
@@ -151,6 +156,32 @@ def report_metrics(gold: list[str], verdicts: list[Verdict], cuts: LevelThreshol
     return {"report_threshold": cuts.report, "reported": int(posted.sum()),
             "precision": float(negative[posted].mean()) if posted.any() else float("nan"),
             "recall": float((negative & posted).sum() / negative.sum()) if negative.any() else float("nan")}
+
+
+#: The level rule the sub-claim one is measured against in the same run: the whole claim's score and two cuts.
+WHOLE_CLAIM_PEER = "verifier_whole_claim"
+
+
+def level_peers(verifier: Verifier, judged: list[Prepared]) -> dict[str, list[str]]:
+    """With sub-claims on, the levels today's rule gives the same verdicts (the whole claim's
+    score and the cuts), so one run prints both; without them, nothing."""
+    if not verifier.split_claims:
+        return {}
+    whole = [p.decided.level if p.decided.level is VerdictLevel.CANNOT_CHECK else verifier.levels.level(p.decided.score)
+             for p in judged]
+    return {WHOLE_CLAIM_PEER: [level.value for level in whole]}
+
+
+def split_cost(judged: list[Prepared], seconds: float) -> dict[str, float]:
+    """What splitting claims cost: claims split, parts verified, cross-encoder pairs per claim (with
+    the parts, and for the whole claim alone) and wall seconds per claim."""
+    n = max(1, len(judged))
+    return {"claims": len(judged), "claims_split": sum(bool(p.parts) for p in judged),
+            "parts": sum(len(p.parts) for p in judged),
+            "cross_encoder_pairs_per_claim": sum(len(p.pairs) + sum(len(q.pairs) for q in p.parts)
+                                                 for p in judged) / n,
+            "cross_encoder_pairs_per_claim_whole": sum(len(p.pairs) for p in judged) / n,
+            "seconds_per_claim": seconds / n}
 
 
 def _baseline_cuts(verifier: Verifier) -> dict[str, dict[str, float]]:
@@ -212,11 +243,13 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
                   progress: Callable[[int], object] | None = None) -> dict[str, Any]:
     claims = load_wice(path)[:limit]
     prepared: list[Prepared] = []
+    started = time.perf_counter()
     for start in range(0, len(claims), 16):
         batch = claims[start : start + 16]
         prepared += verifier.run([(wice_query(c), wice_sentences(c)) for c in batch])
         if progress:
             progress(len(batch))
+    seconds = time.perf_counter() - started
     labels = [c.label for c in claims]
     support = np.array([p.decided.score for p in prepared])
     bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in prepared])
@@ -230,8 +263,9 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
             ndcg5.append(ndcg(ranked, gold, 5))
     verdict_levels = [p.decided.level.value for p in prepared]
     levels = level_report(labels, verdict_levels, dict(zip(BASELINES, (bm25, cosine), strict=True)),
-                          _baseline_cuts(verifier))
+                          _baseline_cuts(verifier), level_peers(verifier, prepared))
     return {
+        "cost": split_cost(prepared, seconds),
         "claims": len(claims),
         "verifier": failure_metrics(labels, support),
         "baseline_bm25_max": failure_metrics(labels, bm25),
@@ -352,6 +386,7 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
     counts = _Counts()
     gold_levels: list[str] = []
     judged: list[Prepared] = []
+    started = time.perf_counter()
     for claim in claims:
         text = CITATION_MARKER.sub("", claim.claim).strip()
         doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
@@ -377,7 +412,8 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         bm25 = np.array([p.selection.max_bm25 if p.selection else 0.0 for p in judged])
         cosine = np.array([p.selection.max_cosine if p.selection else 0.0 for p in judged])
         result["levels"] = level_report(gold_levels, verdict_levels, dict(zip(BASELINES, (bm25, cosine), strict=True)),
-                                        _baseline_cuts(verifier))
+                                        _baseline_cuts(verifier), level_peers(verifier, judged))
+        result["cost"] = split_cost(judged, time.perf_counter() - started)
         result["report"] = report_metrics(gold_levels, [p.decided for p in judged], verifier.levels)
         result["cannot_check"] = cannot_check_reasons(verdict_levels, [p.decided.reason for p in judged])
     return result

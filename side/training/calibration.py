@@ -49,7 +49,8 @@ from side.verify.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 
 __all__ = [
     "REPORT_PRECISION", "verdicts", "signal_matrix", "fit_combiner", "LevelItem", "supported_part",
-    "level_items", "Signals", "level_signals", "choose_cuts", "choose_report_threshold", "choose_levels",
+    "level_items", "joined_level_items", "Signals", "level_signals", "choose_cuts", "choose_report_threshold",
+    "choose_levels",
 ]
 
 log = logging.getLogger(__name__)
@@ -206,6 +207,61 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> 
                 items.append(LevelItem(query, other, VerdictLevel.NOT_SUPPORTED, group, "other_page"))
     if scifact:
         items += _scifact_level_items(data_dir)
+    return items
+
+
+def _join(parts: Sequence[str]) -> str:
+    """Sub-claims of one claim as one sentence, as Wikipedia writes a compound claim: "A, and B"."""
+    parts = [p.strip().rstrip(".") for p in parts if p.strip()]
+    return (", and ".join(parts) + ".") if parts else ""
+
+
+def joined_level_items(data_dir: str | Path) -> list[LevelItem]:
+    """Compound claims rebuilt from WiCE train: the annotated sub-claims of one claim joined by ", and".
+
+    Claim-Split cut each WiCE claim into sub-claims; the train file keeps the partially supported
+    ones (58 claims have two to four). Joined again they stand for a claim of several parts
+    against the one page they share:
+
+    * ``partially_supported``: all sub-claims as written ("joined_page"), and the first one's
+      supported part with the others as written ("joined_mixed");
+    * ``supported``: every sub-claim's supported part ("joined_supported_part");
+    * ``not_supported``: all sub-claims against the page without any of their gold sentences and
+      neighbours ("joined_stripped_page").
+
+    Only :func:`level_items`' other half for what a split of a whole claim does; Side's rule for
+    sub-claims (:mod:`side.verify.decompose`) finds ", and" joins, so these items are kind to it
+    and their figure is an upper bound of what the split sees in real claims.
+    """
+    records = list(read_jsonl(Path(data_dir) / WICE_TRAIN))
+    groups: dict[str, list[dict]] = {}
+    for n, rec in enumerate(records):
+        groups.setdefault(str(rec.get("meta", {}).get("id", n)).split("-")[0], []).append(rec)
+    items: list[LevelItem] = []
+    for group, recs in groups.items():
+        if len(recs) < 2:
+            continue
+        recs.sort(key=lambda r: str(r.get("meta", {}).get("id", "")))
+        meta = recs[0].get("meta", {})
+        title, section = meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip(".")
+        context = meta.get("claim_context", "") or ""
+        page = tuple(s.removeprefix(META_PREFIX) for s in recs[0].get("evidence", []))
+        full = [r["claim"] for r in recs]
+        parts = [supported_part(r["claim"], r["claim_tokens"], r["non_supported_spans"]) for r in recs]
+
+        def item(claims: Sequence[str], sentences: tuple[str, ...], level: VerdictLevel, kind: str,
+                 where: tuple[str, str, str] = (title, section, context), group: str = group) -> LevelItem:
+            return LevelItem(Query(_join(claims), *where), sentences, level, group, kind)
+
+        items.append(item(full, page, VerdictLevel.PARTIALLY_SUPPORTED, "joined_page"))
+        items.append(item([full[0], *parts[1:]], page, VerdictLevel.PARTIALLY_SUPPORTED, "joined_mixed"))
+        if all(_words(p) >= MIN_SUPPORTED_TOKENS for p in parts):
+            items.append(item(parts, page, VerdictLevel.SUPPORTED, "joined_supported_part"))
+        gold = {i for r in recs for group_ in r.get("supporting_sentences", []) for i in group_}
+        near = {j for i in gold for j in (i - 1, i, i + 1)}
+        stripped = tuple(s for i, s in enumerate(page) if i not in near)
+        if gold and stripped:
+            items.append(item(full, stripped, VerdictLevel.NOT_SUPPORTED, "joined_stripped_page"))
     return items
 
 

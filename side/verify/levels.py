@@ -16,10 +16,11 @@ Levels come from the calibrated support score and two thresholds chosen on train
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["VerdictLevel", "LevelThresholds"]
+__all__ = ["VerdictLevel", "LevelThresholds", "part_levels"]
 
 
 class VerdictLevel(StrEnum):
@@ -69,3 +70,22 @@ class LevelThresholds:
     def reportable(self, level: VerdictLevel, score: float) -> bool:
         """Precise enough for a talk page: not supported, and below the report cut."""
         return level is VerdictLevel.NOT_SUPPORTED and score < self.report
+
+
+def part_levels(whole: float, parts: Sequence[float], cuts: LevelThresholds, guard: bool = True) -> VerdictLevel:
+    """The level of a claim read off its sub-claims' scores (:mod:`side.verify.decompose`).
+
+    Supported when every part reaches the supported cut, not supported when no part reaches the
+    not-supported cut, partially supported otherwise: a claim whose page backs one clause and
+    not another is what WiCE calls partially supported, and one whole-sentence score blurs it.
+    With ``guard``, the whole claim's score counts as one more part (a split that lost the
+    sentence's sense cannot lift it). Without parts, the whole claim's score and the cuts decide.
+    """
+    if not parts:
+        return cuts.level(whole)
+    scores = [*parts, whole] if guard else list(parts)
+    if min(scores) >= cuts.supported:
+        return VerdictLevel.SUPPORTED
+    if max(scores) < cuts.not_supported:
+        return VerdictLevel.NOT_SUPPORTED
+    return VerdictLevel.PARTIALLY_SUPPORTED

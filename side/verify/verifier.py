@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from side.verify.crossencoder import (
     Pair,
     VerdictLabel,
 )
+from side.verify.decompose import split_claim
 from side.verify.evidence import (
     _TOKEN,
     STOPWORDS,
@@ -41,14 +42,14 @@ from side.verify.evidence import (
     salient_coverage,
     select_evidence,
 )
-from side.verify.levels import LevelThresholds, VerdictLevel
+from side.verify.levels import LevelThresholds, VerdictLevel, part_levels
 from side.verify.unsupported import UNSUPPORTED_FILE, UnsupportedTagger
 
 __all__ = [
     "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
     "MIN_ENGLISH_SHARE", "FEATURES", "Evidence", "bounded_sentences", "cannot_check_reason", "Verdict",
     "not_enough_info", "Query", "english_share",
-    "Combiner", "Prepared", "Verifier",
+    "Combiner", "Prepared", "Verifier", "verdict_level",
 ]
 
 if TYPE_CHECKING:
@@ -123,6 +124,15 @@ class Verdict:
             level=VerdictLevel(data.get("level") or VerdictLevel.CANNOT_CHECK),
             unsupported=tuple(str(w) for w in data.get("unsupported", ())),
         )
+
+
+def verdict_level(score: float, signals: dict[str, float], cuts: LevelThresholds) -> VerdictLevel:
+    """The level of a verdict under ``cuts``: from its score, or, when the verdict was reached
+    from sub-claims (``part_min`` / ``part_max`` in its signals), by :func:`part_levels`, so a
+    pipeline that re-levels with its own cuts applies the same rule."""
+    if "part_min" in signals and "part_max" in signals:
+        return part_levels(score, (signals["part_min"], signals["part_max"]), cuts)
+    return cuts.level(score)
 
 
 def not_enough_info(reason: str) -> Verdict:
@@ -244,6 +254,8 @@ class Prepared:
     evidence_order: list[int] = field(default_factory=list)
     #: Cross-encoder SUPPORTS/REFUTES/NEI rows, one per candidate then the joined top-3 window.
     probabilities: np.ndarray | None = None
+    #: The claim's sub-claims, each prepared against the same sentences (empty: not split).
+    parts: list[Prepared] = field(default_factory=list)
 
     @property
     def decided(self) -> Verdict:
@@ -257,7 +269,8 @@ class Verifier:
     """Scores claims against sources; load once per process and reuse."""
 
     def __init__(self, cross_encoder: CrossEncoder, encoder: Encoder | None = None, combiner: Combiner | None = None,
-                 k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None) -> None:
+                 k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None,
+                 split_claims: bool = False) -> None:
         from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
@@ -271,6 +284,9 @@ class Verifier:
         #: Words are named for verdicts scored below this (None: the supported cut). A Pipeline
         #: with a stricter supported cut raises it, so a verdict it re-levels keeps its words.
         self.name_unsupported_below: float | None = None
+        #: Verify each sub-claim too (:func:`side.verify.decompose.split_claim`) and read the level
+        #: off the parts (:func:`part_levels`); the score stays the whole claim's.
+        self.split_claims = split_claims
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
@@ -313,6 +329,16 @@ class Verifier:
         pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
         return Prepared(query, sentences, candidates, None, pairs, selection)
 
+    def _split(self, item: Prepared) -> list[Prepared]:
+        """The item's sub-claims against its sentences (embeddings cached: only the parts are embedded)."""
+        if not self.split_claims or item.verdict is not None:
+            return []
+        subs = split_claim(item.query.claim)
+        if len(subs) < 2:
+            return []
+        parts = [self._prepare(replace(item.query, claim=sub), item.sentences) for sub in subs]
+        return [part for part in parts if part.verdict is None]
+
     def verify_text(self, query: Query, text: str) -> Verdict:
         """Verdict against raw source text, split into sentences within a bounded size."""
         from side.text import split_sentences
@@ -329,14 +355,19 @@ class Verifier:
     def run(self, items: list[tuple[Query, list[str]]]) -> list[Prepared]:
         """Like :meth:`verify_many`, keeping the candidates and baseline signals (for evaluation)."""
         prepared = [self._prepare(q, s) for q, s in items]
-        pairs = [p for item in prepared if item.verdict is None for p in item.pairs]
-        probs = self.cross_encoder.predict(pairs, batch_size=self.batch_size)
-        offset = 0
         for item in prepared:
-            if item.verdict is None:
-                item.probabilities = probs[offset : offset + len(item.pairs)]
-                item.verdict = self._decide(item, item.probabilities)
-                offset += len(item.pairs)
+            item.parts = self._split(item)
+        judged = [p for item in prepared if item.verdict is None for p in (item, *item.parts)]
+        probs = self.cross_encoder.predict([pair for p in judged for pair in p.pairs], batch_size=self.batch_size)
+        offset = 0
+        for p in judged:
+            p.probabilities = probs[offset : offset + len(p.pairs)]
+            offset += len(p.pairs)
+        for item in prepared:
+            if item.verdict is None and item.probabilities is not None:
+                parts = [self._score(self.signals(part, part.probabilities)) for part in item.parts
+                         if part.probabilities is not None]
+                item.verdict = self._decide(item, item.probabilities, parts)
         return prepared
 
     def signals(self, item: Prepared, probs: np.ndarray) -> dict[str, float]:
@@ -354,18 +385,28 @@ class Verifier:
             "bm25": float(math.log1p(max(0.0, max(c.bm25 for c in item.candidates)))),
         }
 
+    def _score(self, signals: dict[str, float]) -> float:
+        """The calibrated support score (the best SUPPORTS probability without a combiner)."""
+        return self.combiner.score(signals) if self.combiner else max(signals["ce_support"], signals["ce_window"])
+
     def _unsupported(self, item: Prepared, evidence: list[str], score: float) -> tuple[str, ...]:
         """The claim's words the source does not back, for a verdict short of supported (cheap:
-        word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`)."""
+        word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`).
+        ``score`` is the weakest of the claim's and its parts' scores."""
         cut = self.levels.supported if self.name_unsupported_below is None else self.name_unsupported_below
         if self.tagger is None or score >= max(cut, self.levels.supported):
             return ()
         return self.tagger.tag(item.query.claim, evidence, item.sentences)
 
-    def _decide(self, item: Prepared, probs: np.ndarray) -> Verdict:
+    def _decide(self, item: Prepared, probs: np.ndarray, parts: list[float] | None = None) -> Verdict:
+        """The verdict from the claim's cross-encoder rows and, when it was split, its parts' scores."""
         signals = self.signals(item, probs)
         best = int(np.argmax(probs[:, SUPPORTS]))
-        score = self.combiner.score(signals) if self.combiner else max(signals["ce_support"], signals["ce_window"])
+        score = self._score(signals)
+        level_signals = dict(signals)
+        if parts:
+            level_signals.update(parts=float(len(parts)), part_min=min(parts), part_max=max(parts))
+        level = verdict_level(score, level_signals, self.levels)
         # Evidence: the cross-encoder's rank fused with the retrieval rank. Chosen on the two train
         # sets together: on SciFact rationales the cross-encoder ranks far better than retrieval, on
         # WiCE's partially supporting sentences (low P(SUPPORTS) each) retrieval does better.
@@ -384,8 +425,8 @@ class Verifier:
         if signals["ce_refute"] > 0.5 and signals["ce_refute"] > signals["ce_support"]:
             label = VerdictLabel.REFUTES
         return Verdict(
-            label=label, score=round(score, 4), level=self.levels.level(score),
-            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], score),
+            label=label, score=round(score, 4), level=level,
+            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], min([score, *(parts or [])])),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
-            evidence=evidence, signals={k: round(v, 4) for k, v in signals.items()},
+            evidence=evidence, signals={k: round(v, 4) for k, v in level_signals.items()},
         )
