@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the first N claims")
     p.add_argument("--model", type=Path, help="verifier model directory: Side's own or a Hugging Face checkpoint "
                    "(default: verifier.model_dir, else the shipped one)")
+    p.add_argument("--encoder", metavar="MODEL",
+                   help="bi-encoder that picks the evidence and gives the max-cosine baseline: minilm, mpnet or a "
+                   "model directory (default: encoder.model, minilm)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_eval_verify)
 
@@ -70,14 +75,15 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
     verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                             precision=config.verifier.precision)
+                             precision=config.verifier.precision, encoder_model=args.encoder or config.encoder.model)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:
         if task == "wice":
             claims = args.claims or data / "wice" / "claim_dev.jsonl"
-            with _bar("WiCE claims", claims, args.limit) as bar:
+            with _bar("WiCE claims", claims, args.limit) as bar, _cpu_time() as cpu:
                 results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
+            results["wice"]["cost"] = _cost(verifier, cpu, results["wice"]["claims"])
             continue
         if task == "unsupported":
             results["unsupported"] = _eval_unsupported(verifier, args.claims or data / "wice" / _UNSUPPORTED_DEV,
@@ -139,6 +145,31 @@ def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
     return tqdm(desc=what, unit="claim", leave=False, total=min(total, limit) if total and limit else total)
 
 
+@contextmanager
+def _cpu_time() -> Iterator[list[float]]:
+    """CPU seconds (user + system, every thread of this process) spent inside the block, in ``[0]``:
+    the cost of a verdict on a shared machine, where wall time depends on the others' load."""
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    spent = [0.0]
+    start, wall = used(), time.perf_counter()
+    try:
+        yield spent
+    finally:
+        spent[0] = used() - start
+        spent.append(time.perf_counter() - wall)
+
+
+def _cost(verifier: Verifier, cpu: list[float], claims: int) -> dict[str, Any]:
+    """Which bi-encoder and number format ran, and the CPU and wall seconds per claim."""
+    return {"encoder": verifier.encoder.name, "precision": verifier.encoder.precision,
+            "cpu_s_per_claim": round(cpu[0] / max(1, claims), 3), "wall_s_per_claim": round(cpu[1] / max(1, claims), 3)}
+
+
 def _fmt(value: float) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
@@ -161,6 +192,10 @@ def _print_tables(results: dict) -> None:
         ev = wice["evidence"]
         console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
+        if "cost" in wice:
+            cost = wice["cost"]
+            console.print(f"Bi-encoder {cost['encoder']} ({cost['precision']}; also the max-cosine baseline): "
+                          f"{cost['cpu_s_per_claim']} CPU s and {cost['wall_s_per_claim']} wall s per claim")
         _print_levels(console, "WiCE", wice)
     for name, res in results.items():
         if name == "unsupported":
