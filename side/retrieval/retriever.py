@@ -76,7 +76,7 @@ class Retriever:
         self.fusion = fusion
 
     @classmethod
-    def load(cls, index_dir: str | Path, encoder: Any = None, encoder_model: str | None = None,
+    def load(cls, index_dir: str | Path, encoder: Any = None, *, encoder_model: str | None = None,
              **settings: Any) -> Retriever:
         """The retriever saved by :func:`build_index`; IndexNotFoundError when there is none, and
         ConfigError when ``encoder`` or the configured ``encoder_model`` is not the one that built it."""
@@ -158,7 +158,7 @@ def load_retriever(index_dir: str | Path, backend: str = "embedded", milvus: Any
     """
     _check_backend(backend, milvus)
     if backend == "embedded":
-        return Retriever.load(index_dir, encoder, encoder_model, **settings)
+        return Retriever.load(index_dir, encoder, encoder_model=encoder_model, **settings)
     from side.retrieval.milvus import MilvusRetriever
 
     return MilvusRetriever.load(index_dir, encoder, milvus=milvus, encoder_model=encoder_model, **settings)

@@ -16,6 +16,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from side.errors import InputError
 from side.verify.crossencoder import (
@@ -131,7 +132,7 @@ def _demote_headings(markdown: str, levels: int = 2) -> str:
     return "\n".join(out)
 
 
-def card_metadata(base_model: str = BASE_MODEL):
+def card_metadata(base_model: str = BASE_MODEL) -> Any:
     """The model card's YAML front matter, as the Hub's own ModelCardData writes it."""
     from huggingface_hub import ModelCardData
 
