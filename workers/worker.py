@@ -308,7 +308,7 @@ def load_ingest_context(config: Config, args: argparse.Namespace):
 
         milvus = MilvusSettings.from_config(config)
     started = time.monotonic()
-    encoder = shared_encoder(config.verifier.device)
+    encoder = shared_encoder(config.verifier.device, model=config.encoder.model)
     log.info("loaded the passage encoder in %.1f s", time.monotonic() - started)
     return IngestContext(Path(args.index or config.index_dir), IngestSpool(config.ingest_spool_dir), encoder,
                          config.retrieval.backend, milvus, config.retrieval.passage_words,

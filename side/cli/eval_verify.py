@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split-claims", action=argparse.BooleanOptionalAction, default=None,
                    help="decide the level from the claim's sub-claims (default: verifier.split_claims); when on, "
                    "the whole-claim rule is printed beside it from the same run as verifier_whole_claim")
+    p.add_argument("--encoder", metavar="MODEL",
+                   help="bi-encoder that picks the evidence and gives the max-cosine baseline: minilm, mpnet or a "
+                   "model directory (default: encoder.model, minilm)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_eval_verify)
 
@@ -74,14 +79,16 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
         require_file(args.claims)
     split = config.verifier.split_claims if args.split_claims is None else args.split_claims
     verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                             precision=config.verifier.precision, split_claims=split)
+                             precision=config.verifier.precision, split_claims=split,
+                             encoder_model=args.encoder or config.encoder.model)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:
         if task == "wice":
             claims = args.claims or data / "wice" / "claim_dev.jsonl"
-            with _bar("WiCE claims", claims, args.limit) as bar:
+            with _bar("WiCE claims", claims, args.limit) as bar, _cpu_time() as cpu:
                 results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
+            results["wice"]["cost"] = _cost(verifier, cpu, results["wice"]["claims"])
             continue
         if task == "unsupported":
             results["unsupported"] = _eval_unsupported(verifier, args.claims or data / "wice" / _UNSUPPORTED_DEV,
@@ -143,6 +150,31 @@ def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
     return tqdm(desc=what, unit="claim", leave=False, total=min(total, limit) if total and limit else total)
 
 
+@contextmanager
+def _cpu_time() -> Iterator[list[float]]:
+    """CPU seconds (user + system, every thread of this process) spent inside the block, in ``[0]``:
+    the cost of a verdict on a shared machine, where wall time depends on the others' load."""
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    spent = [0.0]
+    start, wall = used(), time.perf_counter()
+    try:
+        yield spent
+    finally:
+        spent[0] = used() - start
+        spent.append(time.perf_counter() - wall)
+
+
+def _cost(verifier: Verifier, cpu: list[float], claims: int) -> dict[str, Any]:
+    """Which bi-encoder and number format ran, and the CPU and wall seconds per claim."""
+    return {"encoder": verifier.encoder.name, "precision": verifier.encoder.precision,
+            "cpu_s_per_claim": round(cpu[0] / max(1, claims), 3), "wall_s_per_claim": round(cpu[1] / max(1, claims), 3)}
+
+
 def _fmt(value: float) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
@@ -165,6 +197,10 @@ def _print_tables(results: dict) -> None:
         ev = wice["evidence"]
         console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
+        if "cost" in wice:
+            cost = wice["cost"]
+            console.print(f"Bi-encoder {cost['encoder']} ({cost['precision']}; also the max-cosine baseline): "
+                          f"{cost['cpu_s_per_claim']} CPU s and {cost['wall_s_per_claim']} wall s per claim")
         _print_levels(console, "WiCE", wice)
     for name, res in results.items():
         if name == "unsupported":

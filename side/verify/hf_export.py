@@ -16,9 +16,19 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from side.errors import InputError
-from side.verify.crossencoder import DEFAULT_MODEL_DIR, HF_CONFIG_FILE, LABELS, META_FILE, WEIGHTS_FILE, CrossEncoder
+from side.verify.crossencoder import (
+    BACKBONES,
+    DEFAULT_MODEL_DIR,
+    HF_CONFIG_FILE,
+    LABELS,
+    META_FILE,
+    WEIGHTS_FILE,
+    CrossEncoder,
+    backbone_of,
+)
 
 __all__ = [
     "SIDE_CARD_FILE", "CARD_FILE", "BASE_MODEL", "LICENSE", "DATASETS", "TAGS",
@@ -122,13 +132,13 @@ def _demote_headings(markdown: str, levels: int = 2) -> str:
     return "\n".join(out)
 
 
-def card_metadata():
+def card_metadata(base_model: str = BASE_MODEL) -> Any:
     """The model card's YAML front matter, as the Hub's own ModelCardData writes it."""
     from huggingface_hub import ModelCardData
 
     return ModelCardData(
         license=LICENSE, library_name="sentence-transformers", pipeline_tag="text-classification",
-        base_model=BASE_MODEL, datasets=list(DATASETS), language=["en"], tags=list(TAGS),
+        base_model=base_model, datasets=list(DATASETS), language=["en"], tags=list(TAGS),
     )
 
 
@@ -137,6 +147,10 @@ def model_card(meta: dict, model_dir: Path) -> str:
     from huggingface_hub import ModelCard
 
     max_length = int(meta.get("max_length", 256))
+    upstream = BACKBONES[backbone_of(meta)]
+    base = f"sentence-transformers/{upstream}"
+    shape = "A BERT model (6 layers, 384 hidden)" if upstream == BACKBONES["minilm"] else \
+        "An MPNet model (12 layers, 768 hidden)"
     labels = ", ".join(f"{i} = {name}" for i, name in enumerate(LABELS))
     training = meta.get("training", {})
     trained = (f"It was fine-tuned for {training['steps']:,} steps on {training['examples']:,} pairs "
@@ -147,13 +161,13 @@ def model_card(meta: dict, model_dir: Path) -> str:
 
 The cross-encoder of Side, a citation-verification system for Wikipedia: given
 a claim in its Wikipedia context and a sentence (or a few sentences) of the cited source, it predicts
-whether the source **supports** the claim. A BERT model (6 layers, 384 hidden) initialised from
-[{BASE_MODEL}](https://huggingface.co/{BASE_MODEL}). {trained}Labels (softmax over 3 logits):
+whether the source **supports** the claim. {shape} initialised from
+[{base}](https://huggingface.co/{base}). {trained}Labels (softmax over 3 logits):
 {labels}. English only; at most {max_length} tokens per pair.
 
 This directory was written by `side export hf`: every weight in fp32, including the word embeddings
-that Side's own copy leaves out (they were frozen in training and load from the all-MiniLM-L6-v2
-package there). It scores like Side's own inference path in fp32.
+that Side's own copy leaves out (they were frozen in training and load from the offline
+{upstream} there). It scores like Side's own inference path in fp32.
 
 ## Input
 
@@ -206,4 +220,4 @@ Shipped under the MIT licence with Side. The base model is Apache-2.0.
     else:
         body += ("These weights were not the shipped ones (no model card beside them); training "
                  f"data and settings are in `{META_FILE}` of the model they were exported from.\n")
-    return str(ModelCard(f"---\n{card_metadata().to_yaml()}\n---\n{body}"))
+    return str(ModelCard(f"---\n{card_metadata(base).to_yaml()}\n---\n{body}"))

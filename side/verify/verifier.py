@@ -290,8 +290,9 @@ class Verifier:
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
-             **kwargs: Any) -> Verifier:
-        """The verifier in ``model_dir``: Side's own files or a Hugging Face checkpoint (see CrossEncoder).
+             encoder_model: str = "minilm", **kwargs: Any) -> Verifier:
+        """The verifier in ``model_dir``: Side's own files or a Hugging Face checkpoint (see CrossEncoder),
+        with the bi-encoder ``encoder_model`` (``encoder.model``: minilm, mpnet or a directory) picking evidence.
 
         Without a combiner.json (a checkpoint from elsewhere has none) the score is the best
         SUPPORTS probability and the levels use the default cuts; the log says which.
@@ -299,6 +300,10 @@ class Verifier:
         model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         cross = CrossEncoder(model_dir, device=device, precision=precision)
         kwargs.setdefault("tagger", UnsupportedTagger.load(model_dir / UNSUPPORTED_FILE))
+        if kwargs.get("encoder") is None:
+            from side.retrieval.encoder import shared_encoder
+
+            kwargs["encoder"] = shared_encoder(cross.device, cross.precision, encoder_model)
         combiner = Combiner.load(model_dir / COMBINER_FILE)
         if combiner is None:
             log.info("verifier %s (%s format): no usable %s, score = best SUPPORTS probability, default level cuts",
