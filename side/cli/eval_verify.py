@@ -88,7 +88,7 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
             claims = args.claims or data / "wice" / "claim_dev.jsonl"
             with _bar("WiCE claims", claims, args.limit) as bar, _cpu_time() as cpu:
                 results["wice"] = evaluate_wice(verifier, claims, args.limit, progress=bar.update)
-            results["wice"]["cost"] = _cost(verifier, cpu, results["wice"]["claims"])
+            results["wice"]["encoder_cost"] = _cost(verifier, cpu, results["wice"]["claims"])
             continue
         if task == "unsupported":
             results["unsupported"] = _eval_unsupported(verifier, args.claims or data / "wice" / _UNSUPPORTED_DEV,
@@ -197,8 +197,8 @@ def _print_tables(results: dict) -> None:
         ev = wice["evidence"]
         console.print(f"Evidence sentences ({ev['claims_with_gold']} claims): "
                       f"R@5 {_fmt(ev['recall_at_5'])}  NDCG@5 {_fmt(ev['ndcg_at_5'])}")
-        if "cost" in wice:
-            cost = wice["cost"]
+        if "encoder_cost" in wice:
+            cost = wice["encoder_cost"]
             console.print(f"Bi-encoder {cost['encoder']} ({cost['precision']}; also the max-cosine baseline): "
                           f"{cost['cpu_s_per_claim']} CPU s and {cost['wall_s_per_claim']} wall s per claim")
         _print_levels(console, "WiCE", wice)
