@@ -69,8 +69,7 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
-    verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                             precision=config.verifier.precision)
+    verifier = Verifier.from_config(config.verifier, args.model)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:

@@ -111,8 +111,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             **chosen,
         )
         stats = train_verifier(settings)
-    verifier = Verifier.load(args.out, device=config.verifier.device,
-                             precision=config.verifier.precision)
+    verifier = Verifier.from_config(config.verifier, args.out)
     cache = Path(config.var_dir) / "calibration"
     combiner = verifier.combiner
     if combiner is None or not args.levels_only:

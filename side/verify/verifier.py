@@ -1,11 +1,13 @@
 """The verification engine: how well does a source support a claim, and which sentences show it.
 
-Evidence first (see :mod:`side.verify.evidence`): the bi-encoder and BM25 pick the ``k`` sentences of
-the source nearest the claim; the cross-encoder judges each of them and the best three together.
-Document score = max over those candidates (Side). A small logistic combiner, fitted by
-``side train verifier`` on WiCE *train* data, calibrates the cross-encoder with the signals it
-misses (bi-encoder similarity, lexical and name/number coverage), because our measurements show
-no single signal is trustworthy on real web pages.
+Evidence first (see :mod:`side.verify.evidence`): BM25 shortlists at most ``shortlist`` sentences
+of a long page (the best with their neighbours, so a never-seen page costs a bounded number of
+embeddings), then the bi-encoder and BM25 pick the ``k`` sentences nearest the claim; the
+cross-encoder judges each of them and the best three together. Document score = max over those
+candidates (Side). A small logistic combiner, fitted by ``side train verifier`` on WiCE *train*
+data, calibrates the cross-encoder with the signals it misses (bi-encoder similarity, lexical and
+name/number coverage), because our measurements show no single signal is trustworthy on real
+web pages.
 
 Bad input never crashes: an empty claim or source, or a source in a language the English model
 cannot read, gives NOT ENOUGH INFO with a reason; very long sources are cut to a bounded size.
@@ -16,12 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from side.config import VerifierConfig
 from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     LABELS,
@@ -36,7 +40,9 @@ from side.verify.evidence import (
     STOPWORDS,
     Candidate,
     Selection,
+    bm25_scores,
     coverage,
+    lexical_shortlist,
     rrf,
     salient_coverage,
     select_evidence,
@@ -257,7 +263,9 @@ class Verifier:
     """Scores claims against sources; load once per process and reuse."""
 
     def __init__(self, cross_encoder: CrossEncoder, encoder: Encoder | None = None, combiner: Combiner | None = None,
-                 k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None) -> None:
+                 k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None,
+                 shortlist: int = VerifierConfig.shortlist,
+                 shortlist_neighbours: int = VerifierConfig.shortlist_neighbours) -> None:
         from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
@@ -268,9 +276,9 @@ class Verifier:
         self.batch_size = batch_size
         #: Names the claim's words the source does not back (None: no unsupported.json shipped).
         self.tagger = tagger
-        #: Words are named for verdicts scored below this (None: the supported cut). A Pipeline
-        #: with a stricter supported cut raises it, so a verdict it re-levels keeps its words.
-        self.name_unsupported_below: float | None = None
+        #: Sentences of one source embedded at most, chosen by BM25 with their neighbours (0: all).
+        self.shortlist = shortlist
+        self.shortlist_neighbours = shortlist_neighbours
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
@@ -291,6 +299,13 @@ class Verifier:
             log.info("verifier %s (%s format): combiner %s", model_dir, cross.format, COMBINER_FILE)
         return cls(cross, combiner=combiner, **kwargs)
 
+    @classmethod
+    def from_config(cls, settings: VerifierConfig, model_dir: str | Path | None = None) -> Verifier:
+        """The verifier ``settings`` (the ``[verifier]`` section) describe; ``model_dir`` overrides theirs."""
+        return cls.load(model_dir or settings.model_dir or None, device=settings.device, precision=settings.precision,
+                        batch_size=settings.batch_size, shortlist=settings.shortlist,
+                        shortlist_neighbours=settings.shortlist_neighbours)
+
     @property
     def flag_threshold(self) -> float:
         return self.levels.supported
@@ -305,9 +320,10 @@ class Verifier:
         reason = cannot_check_reason(query.claim, sentences)
         if reason:
             return Prepared(query, sentences, [], not_enough_info(reason))
-        vectors = self.embeddings.encode(sentences, batch_size=64)
-        claim_vector = self.embeddings.encode([query.claim])[0]
-        selection = select_evidence(query.claim, sentences, vectors, claim_vector, self.k)
+        lexical = bm25_scores(query.claim, sentences)
+        embedded = lexical_shortlist(lexical, self.shortlist, self.shortlist_neighbours)
+        vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
+        selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
         pairs = [query.pair(c.text) for c in candidates]
         pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
@@ -322,20 +338,29 @@ class Verifier:
     def verify(self, query: Query, sentences: list[str]) -> Verdict:
         return self.verify_many([(query, sentences)])[0]
 
-    def verify_many(self, items: list[tuple[Query, list[str]]]) -> list[Verdict]:
-        """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches."""
-        return [item.decided for item in self.run(items)]
+    def verify_many(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
+                    shown: Sequence[bool] | None = None) -> list[Verdict]:
+        """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches.
 
-    def run(self, items: list[tuple[Query, list[str]]]) -> list[Prepared]:
+        ``levels`` are the cuts from score to level (default :attr:`levels`; a Pipeline with a
+        flag threshold of its own passes its cuts, so the unsupported words are named where the
+        level is decided). ``shown[i]`` False: item i's unsupported words are never shown (a
+        corpus or own-source candidate), so they are not looked for.
+        """
+        return [item.decided for item in self.run(items, levels, shown)]
+
+    def run(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
+            shown: Sequence[bool] | None = None) -> list[Prepared]:
         """Like :meth:`verify_many`, keeping the candidates and baseline signals (for evaluation)."""
         prepared = [self._prepare(q, s) for q, s in items]
         pairs = [p for item in prepared if item.verdict is None for p in item.pairs]
         probs = self.cross_encoder.predict(pairs, batch_size=self.batch_size)
         offset = 0
-        for item in prepared:
+        for n, item in enumerate(prepared):
             if item.verdict is None:
                 item.probabilities = probs[offset : offset + len(item.pairs)]
-                item.verdict = self._decide(item, item.probabilities)
+                item.verdict = self._decide(item, item.probabilities, levels or self.levels,
+                                            shown is None or shown[n])
                 offset += len(item.pairs)
         return prepared
 
@@ -354,15 +379,14 @@ class Verifier:
             "bm25": float(math.log1p(max(0.0, max(c.bm25 for c in item.candidates)))),
         }
 
-    def _unsupported(self, item: Prepared, evidence: list[str], score: float) -> tuple[str, ...]:
+    def _unsupported(self, item: Prepared, evidence: list[str], level: VerdictLevel) -> tuple[str, ...]:
         """The claim's words the source does not back, for a verdict short of supported (cheap:
         word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`)."""
-        cut = self.levels.supported if self.name_unsupported_below is None else self.name_unsupported_below
-        if self.tagger is None or score >= max(cut, self.levels.supported):
+        if self.tagger is None or not level.needs_review:
             return ()
         return self.tagger.tag(item.query.claim, evidence, item.sentences)
 
-    def _decide(self, item: Prepared, probs: np.ndarray) -> Verdict:
+    def _decide(self, item: Prepared, probs: np.ndarray, levels: LevelThresholds, shown: bool = True) -> Verdict:
         signals = self.signals(item, probs)
         best = int(np.argmax(probs[:, SUPPORTS]))
         score = self.combiner.score(signals) if self.combiner else max(signals["ce_support"], signals["ce_window"])
@@ -383,9 +407,10 @@ class Verifier:
             label = VerdictLabel.NOT_ENOUGH_INFO
         if signals["ce_refute"] > 0.5 and signals["ce_refute"] > signals["ce_support"]:
             label = VerdictLabel.REFUTES
+        level = levels.level(score)
         return Verdict(
-            label=label, score=round(score, 4), level=self.levels.level(score),
-            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], score),
+            label=label, score=round(score, 4), level=level,
+            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], level) if shown else (),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
             evidence=evidence, signals={k: round(v, 4) for k, v in signals.items()},
         )
