@@ -39,7 +39,7 @@ def counting(verifier: Verifier, **kwargs) -> tuple[Verifier, CountingEncoder]:
     """A verifier on the same models with a fresh embedding cache whose encoder counts."""
     fresh = Verifier(verifier.cross_encoder, verifier.encoder, verifier.combiner, tagger=verifier.tagger, **kwargs)
     encoder = CountingEncoder(verifier.encoder)
-    fresh.embeddings.encoder = encoder  # type: ignore[assignment]
+    fresh.embeddings.encoder = encoder
     return fresh, encoder
 
 
