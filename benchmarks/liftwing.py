@@ -30,8 +30,9 @@ worker thread as the server runs it (``asyncio.to_thread``). An earlier run here
 several times slower on the main thread; measured interleaved (the same calls alternating
 between the main thread and a worker, kserve imported or not, ``benchmarks/citation_latency.py
 --on both``) the two are within a few percent: the gap was load from other work on the shared
-machine between separately timed runs, not the thread. The ratio served / in-process is what KServe, HTTP and JSON add. The client, the server and the
-local web server share the machine's cores; the peer runs while the server is idle.
+machine between separately timed runs, not the thread. The ratio served / in-process is what
+KServe, HTTP and JSON add. The client, the server and the local web server share the machine's
+cores; the peer runs while the server is idle.
 
     .venv/bin/python benchmarks/liftwing.py [--claims 40] [--threads 0] [--today]
 """
@@ -100,10 +101,11 @@ class Case:
 def load_cases(n: int) -> list[Case]:
     """The first ``n`` WiCE dev claims whose cited page has sentences, as the gadget sends claims (one
     sentence a line; the control characters some WiCE pages hold, which the service refuses, as spaces)."""
-    from deploy.liftwing.side_verifier.request import _CONTROL, MAX_CONTEXT, MAX_SECTION, MAX_SOURCE_TEXT, MAX_TEXT
+    from deploy.liftwing.side_verifier.request import MAX_CONTEXT, MAX_SECTION, MAX_SOURCE_TEXT, MAX_TEXT
     from side.config import load_config
     from side.data import load_wice
     from side.evaluation.verify import wice_sentences
+    from side.fields import CONTROL as _CONTROL
 
     path = load_config().data_dir / "wice" / "claim_dev.jsonl"
     if not path.is_file():
