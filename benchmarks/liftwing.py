@@ -18,15 +18,23 @@ source and the last the warm one; both runners see the settings in the same orde
 Targets (the issue "Reach editors on Wikipedia itself"): p95 <= 300 ms per citation with the
 source cached or sent, <= 1.5 s with the source fetched from a local server.
 
+``--today`` also serves the same requests from a second server with today's settings before the
+BM25 shortlist (``SIDE_VERIFIER_SHORTLIST=0``: every sentence of a new source embedded), run
+after the first, and prints the ratio now / today per setting (``benchmarks/citation_latency.py``
+compares the two interleaved, without KServe).
+
 Peer, measured in the same run on the same inputs: the in-process :meth:`Pipeline.verify_claims`
 (``Pipeline.from_config`` with its own fresh fetch cache, the claims built from the same request
 bodies by the server's own ``parse_request``/``claims_of_request``), one citation at a time, on a
-worker thread as the server runs it (``asyncio.to_thread``): on this machine torch scores the
-same batches several times slower on a process's main thread than on another thread. The
-ratio served / in-process is what KServe, HTTP and JSON add. The client, the server and the
-local web server share the machine's cores; the peer runs while the server is idle.
+worker thread as the server runs it (``asyncio.to_thread``). An earlier run here found the model
+several times slower on the main thread; measured interleaved (the same calls alternating
+between the main thread and a worker, kserve imported or not, ``benchmarks/citation_latency.py
+--on both``) the two are within a few percent: the gap was load from other work on the shared
+machine between separately timed runs, not the thread. The ratio served / in-process is what
+KServe, HTTP and JSON add. The client, the server and the local web server share the machine's
+cores; the peer runs while the server is idle.
 
-    .venv/bin/python benchmarks/liftwing.py [--claims 40] [--threads 0]
+    .venv/bin/python benchmarks/liftwing.py [--claims 40] [--threads 0] [--today]
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ MODEL = "side-verifier"
 STARTUP_S = 300
 #: p95 targets per citation, in seconds, by setting.
 TARGETS = {"text": 0.300, "again": 0.300, "fetched": 1.5, "cached": 0.300}
+SERVED = "served (KServe)"
+TODAY = "served, today's settings"
 NAMES = {"text": "source text in the request", "again": "source text, sent again",
          "fetched": "URL, fetched (fresh cache)", "cached": "URL, cached"}
 
@@ -91,10 +101,11 @@ class Case:
 def load_cases(n: int) -> list[Case]:
     """The first ``n`` WiCE dev claims whose cited page has sentences, as the gadget sends claims (one
     sentence a line; the control characters some WiCE pages hold, which the service refuses, as spaces)."""
-    from deploy.liftwing.side_verifier.request import _CONTROL, MAX_CONTEXT, MAX_SECTION, MAX_SOURCE_TEXT, MAX_TEXT
+    from deploy.liftwing.side_verifier.request import MAX_CONTEXT, MAX_SECTION, MAX_SOURCE_TEXT, MAX_TEXT
     from side.config import load_config
     from side.data import load_wice
     from side.evaluation.verify import wice_sentences
+    from side.fields import CONTROL as _CONTROL
 
     path = load_config().data_dir / "wice" / "claim_dev.jsonl"
     if not path.is_file():
@@ -251,24 +262,27 @@ def cpu_model() -> str:
 
 
 def report(timings: list[Timing], peers: list[Timing], cpu: str, startup_s: float, n: int,
-           load: tuple[float, float]) -> None:
+           load: tuple[float, float], today: list[Timing] | None = None) -> None:
     print()
     print(f"Lift Wing side-verifier, one citation per :predict, {n} WiCE dev claims; {cpu}, "
           f"{os.cpu_count()} cores (client, server and page server share them); server ready in {startup_s:.1f} s; "
           f"load average {load[0]:.1f} before, {load[1]:.1f} after (other work on the machine slows every row)")
     print(f"{'setting':<28} {'runner':<22} {'n':>4} {'err':>4} {'p50 ms':>8} {'p95 ms':>8} {'target':>8} "
           f"{'met':>4}  sources")
-    for timing in timings + peers:
+    for timing in timings + (today or []) + peers:
         target = TARGETS[timing.setting] * 1000
         met = "yes" if timing.percentile(0.95) <= target else "NO"
         sources = ", ".join(f"{k} {v}" for k, v in sorted(timing.sources.items()))
         print(f"{NAMES[timing.setting]:<28} {timing.runner:<22} {len(timing.latencies):4d} {timing.errors:4d} "
               f"{timing.percentile(0.5):8.1f} {timing.percentile(0.95):8.1f} {target:8.0f} "
-              f"{met if timing.runner == 'served (KServe)' else '':>4}  {sources}")
+              f"{met if timing.runner == SERVED else '':>4}  {sources}")
     print()
     for timing, peer in zip(timings, peers, strict=True):
         p50, p95 = (timing.percentile(q) / peer.percentile(q) for q in (0.5, 0.95))
         print(f"{NAMES[timing.setting]:<28} served / in-process: p50 {p50:.2f}x, p95 {p95:.2f}x")
+    for timing, before in zip(timings, today or [], strict=False):
+        p50, p95 = (timing.percentile(q) / before.percentile(q) for q in (0.5, 0.95))
+        print(f"{NAMES[timing.setting]:<28} served now / today's settings: p50 {p50:.2f}x, p95 {p95:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -277,6 +291,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=0,
                         help="torch threads of the server and the peer (0: torch's default, every core)")
     parser.add_argument("--warmup", type=int, default=3, help="requests (source text) before measuring")
+    parser.add_argument("--today", action="store_true",
+                        help="also serve with today's settings before the shortlist (SIDE_VERIFIER_SHORTLIST=0)")
     args = parser.parse_args(argv)
     if args.claims < 1 or args.threads < 0 or args.warmup < 0:
         parser.error("--claims must be at least 1, --threads and --warmup at least 0")
@@ -287,21 +303,33 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="side-bench-liftwing-") as tmp, LocalServer() as pages:
         folder = Path(tmp)
         urls = [pages.add(f"/served/{n}", Response(body=page(c))) for n, c in enumerate(cases)]
+        today_urls = [pages.add(f"/today/{n}", Response(body=page(c))) for n, c in enumerate(cases)]
         peer_urls = [pages.add(f"/peer/{n}", Response(body=page(c))) for n, c in enumerate(cases)]
         env = server_env(folder, args.threads)
-        process, base, startup_s = start_server(folder, env)
-        try:
-            session = requests.Session()
-            for case in cases[: args.warmup]:
-                served(session, base, body(case, None))()
-            timings = settings(cases, urls, lambda r: served(session, base, r), "served (KServe)")
-        finally:
-            stop_server(process)
+        timings, startup_s = served_timings(folder / "now", env, cases, urls, args.warmup, SERVED)
+        today = None
+        if args.today:
+            today, _ = served_timings(folder / "today", {**env, "SIDE_VERIFIER_SHORTLIST": "0"}, cases, today_urls,
+                                      args.warmup, TODAY)
         peers = peer_timings(folder, env, cases, peer_urls, args)
         hits = {runner: sum(pages.hits[f"/{runner}/{n}"] for n in range(len(cases))) for runner in ("served", "peer")}
-    report(timings, peers, cpu_model(), startup_s, len(cases), (load_before, os.getloadavg()[0]))
+    report(timings, peers, cpu_model(), startup_s, len(cases), (load_before, os.getloadavg()[0]), today)
     print(f"page server: {hits['served']} requests from the server, {hits['peer']} from the peer, for {len(cases)} "
           "pages each (one each: the cached rows read the fetch cache; answers name a cached page 'fetched')")
+
+
+def served_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: list[str], warmup: int,
+                   runner: str) -> tuple[list[Timing], float]:
+    """The settings through a model server of its own (own var dir: a fresh fetch cache)."""
+    folder.mkdir()
+    process, base, startup_s = start_server(folder, {**env, "SIDE_VAR_DIR": str(folder / "var")})
+    try:
+        session = requests.Session()
+        for case in cases[:warmup]:
+            served(session, base, body(case, None))()
+        return settings(cases, urls, lambda r: served(session, base, r), runner), startup_s
+    finally:
+        stop_server(process)
 
 
 def peer_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: list[str], args) -> list[Timing]:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
@@ -37,7 +37,7 @@ from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.sources.states import assess_source
 from side.text import split_sentences
 from side.verify.levels import LevelThresholds, VerdictLevel
-from side.verify.verifier import Evidence, Query, Verdict, Verifier, verdict_level
+from side.verify.verifier import Evidence, Query, Verdict, Verifier
 
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "DEFAULT_OWN_SOURCES", "REUSE_MESSAGE", "url_depth", "cite_web",
@@ -559,10 +559,9 @@ class Pipeline:
         self.flag_threshold = verifier.flag_threshold if flag_threshold is None else flag_threshold
         cuts = verifier.levels
         #: Score to level; an explicit ``flag_threshold`` moves the supported cut (and the ones under it).
+        #: The verifier decides every level with these cuts (and names the unsupported words then).
         self.levels = cuts if flag_threshold is None else LevelThresholds(
             flag_threshold, min(cuts.not_supported, flag_threshold), min(cuts.report, flag_threshold))
-        if self.levels.supported > cuts.supported:  # verdicts it re-levels as partially supported name words
-            verifier.name_unsupported_below = max(verifier.name_unsupported_below or 0.0, self.levels.supported)
 
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
@@ -597,9 +596,7 @@ class Pipeline:
             fetch = None
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
-        verifier = Verifier.load(model_dir or (config.verifier.model_dir or None), device=config.verifier.device,
-                                 precision=config.verifier.precision, split_claims=config.verifier.split_claims,
-                                 encoder_model=config.encoder.model)
+        verifier = Verifier.from_config(config.verifier, model_dir, encoder_model=config.encoder.model)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None
@@ -688,7 +685,8 @@ class Pipeline:
                 passages = [h.passage.text for h in hit.passages] or [hit.best_passage.text]
                 items.append((query, [s for p in passages for s in split_sentences(p)]))
                 owners.append((n, hit))
-        verdicts = self.verifier.verify_many(items)
+        # Only the cited source's verdict shows its unsupported words: a corpus candidate's are never read.
+        verdicts = self.verifier.verify_many(items, self.levels, [hit is None for _, hit in owners])
         found: dict[int, list[tuple[Any, Verdict]]] = {}
         for (n, hit), verdict in zip(owners, verdicts, strict=False):
             if hit is None:
@@ -722,8 +720,8 @@ class Pipeline:
                 items.append((query, list(source.sentences)))
                 owners.append((result, source))
         best: dict[int, tuple[OwnSource, Verdict]] = {}
-        for (result, source), verdict in zip(owners, self.verifier.verify_many(items) if items else [], strict=False):
-            verdict = self._leveled(verdict)
+        verdicts = self.verifier.verify_many(items, self.levels, [False] * len(items)) if items else []
+        for (result, source), verdict in zip(owners, verdicts, strict=False):
             current = result.verdict.score if result.verdict else 0.0
             if verdict.level is not VerdictLevel.SUPPORTED or verdict.score <= current:
                 continue
@@ -735,21 +733,8 @@ class Pipeline:
                 result.suggestions.insert(0, source.suggestion(verdict))
                 result.reasons.append(f'{REUSE_MESSAGE}: ref "{source.name}" ({verdict.score:.2f})')
 
-    def _leveled(self, verdict: Verdict) -> Verdict:
-        """The verdict with the level of its score under this pipeline's cuts; a verdict that
-        could not be reached (it says why) stays "cannot check"."""
-        if verdict.level is VerdictLevel.CANNOT_CHECK and verdict.reason:
-            return verdict
-        level = verdict_level(verdict.score, verdict.signals, self.levels)
-        if level is verdict.level:
-            return verdict
-        return replace(verdict, level=level, unsupported=verdict.unsupported if level.needs_review else ())
-
     def _decide(self, result: Result, candidates: list[tuple[Any, Verdict]]) -> None:
-        if result.verdict is not None:
-            result.verdict = self._leveled(result.verdict)
-        candidates = [(h, self._leveled(v)) for h, v in candidates]
-        candidates.sort(key=lambda hv: -hv[1].score)
+        candidates = sorted(candidates, key=lambda hv: -hv[1].score)
         current = result.verdict.score if result.verdict and result.level is not VerdictLevel.CANNOT_CHECK else None
         better = [(h, v) for h, v in candidates if current is None or v.score > current]
         result.suggestions = [

@@ -80,9 +80,9 @@ class CountingVerifier:
     def __init__(self, verifier: Verifier) -> None:
         self.verifier, self.items = verifier, 0
 
-    def verify_many(self, items):
+    def verify_many(self, items, *args, **kwargs):
         self.items += len(items)
-        return self.verifier.verify_many(items)
+        return self.verifier.verify_many(items, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.verifier, name)

@@ -137,11 +137,13 @@ def test_better_source_reason_names_the_page(verifier, candidate_score, suggeste
 
     claim = extract_claims(ARTICLE.replace("BAD_URL", "https://fish.example/salmon").replace("GOOD_URL", "https://x.example/a"),
                            "Eiffel Tower")[0]
-    check = Result(claim, "fetched", verdict=Verdict("NOT ENOUGH INFO", 0.10), url_depth=1)
+    pipeline = Pipeline(verifier, flag_threshold=0.5)
+    # verdicts as the verifier gives them, levelled with the pipeline's cuts
+    check = Result(claim, "fetched", verdict=Verdict("NOT ENOUGH INFO", 0.10, level=pipeline.levels.level(0.10)),
+                   url_depth=1)
     passage = Passage(0, "d1", DOCS[0].url, DOCS[0].title, DOCS[0].text, 0, 3)
     hit = DocumentHit("d1", DOCS[0].url, DOCS[0].title, 1.0, passage)
-    pipeline = Pipeline(verifier, flag_threshold=0.5)
-    pipeline._decide(check, [(hit, Verdict("SUPPORTS", candidate_score))])
+    pipeline._decide(check, [(hit, Verdict("SUPPORTS", candidate_score, level=pipeline.levels.level(candidate_score)))])
     assert check.flagged and check.rank == 2
     reason = next(r for r in check.reasons if "supports the claim better" in r)
     assert '"Eiffel Tower facts"' in reason

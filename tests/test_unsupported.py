@@ -161,17 +161,39 @@ def test_supported_verdict_names_nothing(verifier):
     assert verdict.unsupported == ()
 
 
-def test_verdict_relevelled_by_a_stricter_pipeline_keeps_its_words(verifier):
-    from side.pipeline import Pipeline
+def raza_claim():
+    from side.extract.claims import Citation, Claim
 
+    citation = Citation(id="raza", kind="template", url="https://example.org/raza")
+    return Claim("Sikandar Raza", ("Career",), RAZA.claim, RAZA.claim, citation)
+
+
+def pipeline_verdict(verifier: Verifier, flag_threshold: float):
+    """The cited source's verdict as a Pipeline with its own flag threshold decides it."""
+    from side.pipeline import Pipeline, SourceStatus
+
+    pipeline = Pipeline(verifier, None, lambda url: (SourceStatus.CACHE, PAGE, "Raza", ""),
+                        flag_threshold=flag_threshold, own_sources=0)
+    return pipeline.verify_claims([raza_claim()])[0].verdict
+
+
+def test_verdict_relevelled_by_a_stricter_pipeline_keeps_its_words(verifier):
     lenient = with_cuts(verifier, supported=0.01, not_supported=0.01)
     assert lenient.verify(RAZA, PAGE).level is VerdictLevel.SUPPORTED
-    strict = Pipeline(lenient, flag_threshold=0.99)
-    verdict = strict._leveled(lenient.verify(RAZA, PAGE))
+    verdict = pipeline_verdict(lenient, flag_threshold=0.99)
     assert verdict.level is VerdictLevel.PARTIALLY_SUPPORTED
     assert "Lahore" in " ".join(verdict.unsupported)
-    # and back: a verdict re-levelled as supported names nothing
-    assert Pipeline(lenient, flag_threshold=0.01)._leveled(verdict).unsupported == ()
+    # a lenient pipeline sharing the verifier names nothing, before or after the strict one
+    assert pipeline_verdict(lenient, flag_threshold=0.01).unsupported == ()
+    assert lenient.verify(RAZA, PAGE).unsupported == ()
+
+
+def test_words_are_not_looked_for_where_they_are_never_shown(verifier):
+    strict = with_cuts(verifier, supported=0.99, not_supported=0.99)
+    shown, hidden = strict.verify_many([(RAZA, PAGE), (RAZA, PAGE)], shown=[True, False])
+    assert shown.level is hidden.level is VerdictLevel.NOT_SUPPORTED
+    assert "Lahore" in " ".join(shown.unsupported)
+    assert hidden.unsupported == ()
 
 
 def test_page_of_4000_sentences_is_read(tagger):

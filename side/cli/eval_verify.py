@@ -77,10 +77,8 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
-    split = config.verifier.split_claims if args.split_claims is None else args.split_claims
-    verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                             precision=config.verifier.precision, split_claims=split,
-                             encoder_model=args.encoder or config.encoder.model)
+    verifier = Verifier.from_config(config.verifier, args.model, encoder_model=args.encoder or config.encoder.model,
+                                    split_claims=args.split_claims)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}
     for task in tasks:

@@ -20,7 +20,7 @@ from side.retrieval.sparse import quiet_bm25s
 
 __all__ = [
     "STOPWORDS", "content_tokens", "bm25_scores", "rrf", "standardized", "standardized_sum", "Candidate",
-    "Selection", "relevance", "select_evidence", "coverage", "salient_coverage",
+    "Selection", "relevance", "lexical_shortlist", "select_evidence", "coverage", "salient_coverage",
 ]
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -113,15 +113,58 @@ def relevance(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
     return cosine, lexical, standardized_sum(cosine, lexical)
 
 
+def lexical_shortlist(lexical: np.ndarray, budget: int, neighbours: int = 1) -> list[int]:
+    """Indices, in page order, of at most ``budget`` sentences worth embedding: the best by BM25
+    (``lexical``, one score per sentence), each with up to ``neighbours`` sentences either side.
+
+    Why: embedding every sentence of a never-seen page is most of a verdict's cost on a CPU
+    (a 300-sentence page takes over a second on two cores), while the sentences the verifier
+    ends up judging nearly always share words with the claim or sit beside one that does (a
+    pronoun's antecedent). ``budget`` 0, or a page no longer than it, keeps every sentence.
+    """
+    n = len(lexical)
+    if budget <= 0 or n <= budget:
+        return list(range(n))
+    keep: dict[int, None] = {}
+    for i in np.argsort(-np.asarray(lexical), kind="stable"):
+        for j in (int(i), *range(int(i) - neighbours, int(i)), *range(int(i) + 1, int(i) + neighbours + 1)):
+            if 0 <= j < n and len(keep) < budget:
+                keep.setdefault(j)
+        if len(keep) >= budget:
+            break
+    return sorted(keep)
+
+
 def select_evidence(claim: str, sentences: list[str], sentence_vectors: np.ndarray,
-                    claim_vector: np.ndarray, k: int = 8) -> Selection:
-    """The ``k`` sentences nearest the claim, best first."""
+                    claim_vector: np.ndarray, k: int = 8, lexical: np.ndarray | None = None,
+                    embedded: list[int] | None = None) -> Selection:
+    """The ``k`` sentences nearest the claim, best first.
+
+    ``lexical`` is the page's BM25 when the caller has it already; ``embedded`` the indices of
+    the sentences ``sentence_vectors`` holds (one row each, from :func:`lexical_shortlist`),
+    None for all of them. Only embedded sentences can be candidates; the rest follow them in
+    :attr:`Selection.order` by BM25.
+    """
     if not sentences:
         return Selection([], [], 0.0, 0.0)
-    cosine, lexical, fused = relevance(claim, sentences, sentence_vectors, claim_vector)
-    order = [int(i) for i in np.argsort(-fused, kind="stable")]
-    candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i])) for i in order[:k]]
-    return Selection(candidates, order, float(cosine.max()), float(lexical.max()))
+    if lexical is None:
+        lexical = bm25_scores(claim, sentences)
+    if embedded is None or len(embedded) == len(sentences):
+        cosine = sentence_vectors @ claim_vector
+        fused = standardized_sum(cosine, lexical)
+        order = [int(i) for i in np.argsort(-fused, kind="stable")]
+        candidates = [Candidate(i, sentences[i], float(cosine[i]), float(lexical[i]), float(fused[i]))
+                      for i in order[:k]]
+        return Selection(candidates, order, float(cosine.max()), float(lexical.max()))
+    cosine = sentence_vectors @ claim_vector
+    fused = standardized(cosine) + standardized(lexical)[embedded]  # BM25 against the whole page
+    ranked = [embedded[int(i)] for i in np.argsort(-fused, kind="stable")]
+    at = {page_index: row for row, page_index in enumerate(embedded)}
+    candidates = [Candidate(i, sentences[i], float(cosine[at[i]]), float(lexical[i]), float(fused[at[i]]))
+                  for i in ranked[:k]]
+    shortlisted = set(embedded)
+    rest = [int(i) for i in np.argsort(-lexical, kind="stable") if int(i) not in shortlisted]
+    return Selection(candidates, ranked + rest, float(cosine.max()) if len(cosine) else 0.0, float(lexical.max()))
 
 
 def coverage(claim: str, text: str) -> float:

@@ -1,11 +1,13 @@
 """The verification engine: how well does a source support a claim, and which sentences show it.
 
-Evidence first (see :mod:`side.verify.evidence`): the bi-encoder and BM25 pick the ``k`` sentences of
-the source nearest the claim; the cross-encoder judges each of them and the best three together.
-Document score = max over those candidates (Side). A small logistic combiner, fitted by
-``side train verifier`` on WiCE *train* data, calibrates the cross-encoder with the signals it
-misses (bi-encoder similarity, lexical and name/number coverage), because our measurements show
-no single signal is trustworthy on real web pages.
+Evidence first (see :mod:`side.verify.evidence`): BM25 shortlists at most ``shortlist`` sentences
+of a long page (the best with their neighbours, so a never-seen page costs a bounded number of
+embeddings), then the bi-encoder and BM25 pick the ``k`` sentences nearest the claim; the
+cross-encoder judges each of them and the best three together. Document score = max over those
+candidates (Side). A small logistic combiner, fitted by ``side train verifier`` on WiCE *train*
+data, calibrates the cross-encoder with the signals it misses (bi-encoder similarity, lexical and
+name/number coverage), because our measurements show no single signal is trustworthy on real
+web pages.
 
 Bad input never crashes: an empty claim or source, or a source in a language the English model
 cannot read, gives NOT ENOUGH INFO with a reason; very long sources are cut to a bounded size.
@@ -16,12 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from side.config import VerifierConfig
 from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     LABELS,
@@ -37,7 +41,9 @@ from side.verify.evidence import (
     STOPWORDS,
     Candidate,
     Selection,
+    bm25_scores,
     coverage,
+    lexical_shortlist,
     rrf,
     salient_coverage,
     select_evidence,
@@ -270,7 +276,9 @@ class Verifier:
 
     def __init__(self, cross_encoder: CrossEncoder, encoder: Encoder | None = None, combiner: Combiner | None = None,
                  k: int = 8, batch_size: int = 32, tagger: UnsupportedTagger | None = None,
-                 split_claims: bool = False) -> None:
+                 split_claims: bool = False,
+                 shortlist: int = VerifierConfig.shortlist,
+                 shortlist_neighbours: int = VerifierConfig.shortlist_neighbours) -> None:
         from side.retrieval.encoder import EmbeddingCache, shared_encoder
 
         self.cross_encoder = cross_encoder
@@ -281,12 +289,12 @@ class Verifier:
         self.batch_size = batch_size
         #: Names the claim's words the source does not back (None: no unsupported.json shipped).
         self.tagger = tagger
-        #: Words are named for verdicts scored below this (None: the supported cut). A Pipeline
-        #: with a stricter supported cut raises it, so a verdict it re-levels keeps its words.
-        self.name_unsupported_below: float | None = None
         #: Verify each sub-claim too (:func:`side.verify.decompose.split_claim`) and read the level
         #: off the parts (:func:`part_levels`); the score stays the whole claim's.
         self.split_claims = split_claims
+        #: Sentences of one source embedded at most, chosen by BM25 with their neighbours (0: all).
+        self.shortlist = shortlist
+        self.shortlist_neighbours = shortlist_neighbours
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str = "auto", precision: str = "auto",
@@ -312,6 +320,16 @@ class Verifier:
             log.info("verifier %s (%s format): combiner %s", model_dir, cross.format, COMBINER_FILE)
         return cls(cross, combiner=combiner, **kwargs)
 
+    @classmethod
+    def from_config(cls, settings: VerifierConfig, model_dir: str | Path | None = None,
+                    encoder_model: str = "minilm", split_claims: bool | None = None) -> Verifier:
+        """The verifier ``settings`` (the ``[verifier]`` section) describe, with the bi-encoder
+        ``encoder_model`` (``encoder.model``); ``model_dir`` and ``split_claims`` override theirs."""
+        return cls.load(model_dir or settings.model_dir or None, device=settings.device, precision=settings.precision,
+                        encoder_model=encoder_model, batch_size=settings.batch_size, shortlist=settings.shortlist,
+                        shortlist_neighbours=settings.shortlist_neighbours,
+                        split_claims=settings.split_claims if split_claims is None else split_claims)
+
     @property
     def flag_threshold(self) -> float:
         return self.levels.supported
@@ -326,9 +344,10 @@ class Verifier:
         reason = cannot_check_reason(query.claim, sentences)
         if reason:
             return Prepared(query, sentences, [], not_enough_info(reason))
-        vectors = self.embeddings.encode(sentences, batch_size=64)
-        claim_vector = self.embeddings.encode([query.claim])[0]
-        selection = select_evidence(query.claim, sentences, vectors, claim_vector, self.k)
+        lexical = bm25_scores(query.claim, sentences)
+        embedded = lexical_shortlist(lexical, self.shortlist, self.shortlist_neighbours)
+        vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
+        selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
         pairs = [query.pair(c.text) for c in candidates]
         pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
@@ -353,11 +372,19 @@ class Verifier:
     def verify(self, query: Query, sentences: list[str]) -> Verdict:
         return self.verify_many([(query, sentences)])[0]
 
-    def verify_many(self, items: list[tuple[Query, list[str]]]) -> list[Verdict]:
-        """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches."""
-        return [item.decided for item in self.run(items)]
+    def verify_many(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
+                    shown: Sequence[bool] | None = None) -> list[Verdict]:
+        """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches.
 
-    def run(self, items: list[tuple[Query, list[str]]]) -> list[Prepared]:
+        ``levels`` are the cuts from score to level (default :attr:`levels`; a Pipeline with a
+        flag threshold of its own passes its cuts, so the unsupported words are named where the
+        level is decided). ``shown[i]`` False: item i's unsupported words are never shown (a
+        corpus or own-source candidate), so they are not looked for.
+        """
+        return [item.decided for item in self.run(items, levels, shown)]
+
+    def run(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
+            shown: Sequence[bool] | None = None) -> list[Prepared]:
         """Like :meth:`verify_many`, keeping the candidates and baseline signals (for evaluation)."""
         prepared = [self._prepare(q, s) for q, s in items]
         for item in prepared:
@@ -368,11 +395,12 @@ class Verifier:
         for p in judged:
             p.probabilities = probs[offset : offset + len(p.pairs)]
             offset += len(p.pairs)
-        for item in prepared:
+        for n, item in enumerate(prepared):
             if item.verdict is None and item.probabilities is not None:
                 parts = [self._score(self.signals(part, part.probabilities)) for part in item.parts
                          if part.probabilities is not None]
-                item.verdict = self._decide(item, item.probabilities, parts)
+                item.verdict = self._decide(item, item.probabilities, levels or self.levels,
+                                            shown is None or shown[n], parts)
         return prepared
 
     def signals(self, item: Prepared, probs: np.ndarray) -> dict[str, float]:
@@ -394,24 +422,24 @@ class Verifier:
         """The calibrated support score (the best SUPPORTS probability without a combiner)."""
         return self.combiner.score(signals) if self.combiner else max(signals["ce_support"], signals["ce_window"])
 
-    def _unsupported(self, item: Prepared, evidence: list[str], score: float) -> tuple[str, ...]:
+    def _unsupported(self, item: Prepared, evidence: list[str], level: VerdictLevel) -> tuple[str, ...]:
         """The claim's words the source does not back, for a verdict short of supported (cheap:
-        word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`).
-        ``score`` is the weakest of the claim's and its parts' scores."""
-        cut = self.levels.supported if self.name_unsupported_below is None else self.name_unsupported_below
-        if self.tagger is None or score >= max(cut, self.levels.supported):
+        word sets of the page, capped at :data:`side.verify.unsupported.MAX_PAGE_CHARS`)."""
+        if self.tagger is None or not level.needs_review:
             return ()
         return self.tagger.tag(item.query.claim, evidence, item.sentences)
 
-    def _decide(self, item: Prepared, probs: np.ndarray, parts: list[float] | None = None) -> Verdict:
-        """The verdict from the claim's cross-encoder rows and, when it was split, its parts' scores."""
+    def _decide(self, item: Prepared, probs: np.ndarray, levels: LevelThresholds, shown: bool = True,
+                parts: list[float] | None = None) -> Verdict:
+        """The verdict from the claim's cross-encoder rows under the cuts ``levels`` and, when the
+        claim was split, its parts' scores; ``shown`` False skips naming unsupported words."""
         signals = self.signals(item, probs)
         best = int(np.argmax(probs[:, SUPPORTS]))
         score = self._score(signals)
         level_signals = dict(signals)
         if parts:
             level_signals.update(parts=float(len(parts)), part_min=min(parts), part_max=max(parts))
-        level = verdict_level(score, level_signals, self.levels)
+        level = verdict_level(score, level_signals, levels)
         # Evidence: the cross-encoder's rank fused with the retrieval rank. Chosen on the two train
         # sets together: on SciFact rationales the cross-encoder ranks far better than retrieval, on
         # WiCE's partially supporting sentences (low P(SUPPORTS) each) retrieval does better.
@@ -431,7 +459,7 @@ class Verifier:
             label = VerdictLabel.REFUTES
         return Verdict(
             label=label, score=round(score, 4), level=level,
-            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], min([score, *(parts or [])])),
+            unsupported=self._unsupported(item, [item.candidates[i].text for i in order], level) if shown else (),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
             evidence=evidence, signals={k: round(v, 4) for k, v in level_signals.items()},
         )

@@ -1,0 +1,189 @@
+"""Latency of one citation whose source text is in hand: the pipeline now vs today's settings.
+
+One :meth:`Pipeline.verify_claims` call per citation, on real WiCE dev claims
+(``SIDE_DATA_DIR``/wice/claim_dev.jsonl) with the sentences of the pages they cite in hand (the
+loader returns them: no fetch, no index), in two settings:
+
+- **never seen**: every page is new to the verifier's sentence-embedding cache (the cold cost
+  of a source: what the gadget's first check of a ref costs);
+- **cached**: the same citations again (the page's embeddings are in memory).
+
+Peer, measured in the same run on the same inputs: the same pipeline with today's settings
+before the BM25 shortlist (``verifier.shortlist = 0``: every sentence of the page embedded).
+Both share one cross-encoder and one bi-encoder; each has its own embedding cache. The two run
+interleaved citation by citation, in alternating order, so load from other work on the machine
+hits both alike. Also printed: how often the two agree on the level, and the mean change of
+the support score (``side eval verify wice`` measures quality itself).
+
+Target (the issue "A stronger verifier"): p95 <= 0.5 s per citation with the source text in
+hand, on a 2-core CPU with the default backbone.
+
+``--on worker`` (default) runs the calls on a worker thread, as the Lift Wing server and the
+worker do; ``--on main`` on the process's main thread; ``--on both`` times the new settings on
+both, interleaved, to compare them.
+
+    .venv/bin/python benchmarks/citation_latency.py [--claims 40] [--min-sentences 0] [--on worker|main|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TARGET_S = 0.5
+
+
+@dataclass
+class Timing:
+    """Latencies of one runner in one setting, and its verdicts."""
+
+    name: str
+    latencies: list[float] = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
+    #: CPU seconds of the whole process per check (all its threads): less moved by other work
+    #: on the machine than wall time, though waiting torch threads spin on it too.
+    cpu: list[float] = field(default_factory=list)
+
+    def percentile(self, q: float, cpu: bool = False) -> float:
+        ordered = sorted(self.cpu if cpu else self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+
+
+def load_cases(n: int, skip: int = 0, min_sentences: int = 0):
+    """WiCE dev claims (pages of at least ``min_sentences``) as Claims citing a URL of their own,
+    and each page's sentences by that URL."""
+    from side.config import load_config
+    from side.data import load_wice
+    from side.evaluation.verify import wice_sentences
+    from side.extract.claims import Citation, Claim
+
+    path = load_config().data_dir / "wice" / "claim_dev.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"no WiCE dev claims at {path} (set SIDE_DATA_DIR)")
+    claims, pages = [], {}
+    chosen = [(number, wice) for number, wice in enumerate(load_wice(path))
+              if len(wice.evidence) >= min_sentences][skip : skip + n]
+    for number, wice in chosen:
+        url = f"https://wice.invalid/{number}"
+        pages[url] = wice_sentences(wice)
+        citation = Citation(id=f"wice{number}", kind="template", url=url)
+        claims.append(Claim(wice.title, (wice.section,) if wice.section else (), wice.claim, wice.context, citation))
+    return claims, pages
+
+
+def pipeline_for(verifier, pages):
+    from side.pipeline import Pipeline, SourceStatus
+
+    return Pipeline(verifier, None, lambda url: (SourceStatus.CACHE, list(pages[url]), "", ""))
+
+
+def measure(runners: dict[str, Callable], claims, rounds: int) -> dict[str, Timing]:
+    """Each runner on each claim, interleaved in alternating order; ``rounds`` passes (the first
+    never seen, the next cached)."""
+    timings = {}
+    for name in runners:
+        timings[name] = Timing(name)
+    names = list(runners)
+    for n, claim in enumerate(claims * rounds):
+        for name in names if n % 2 == 0 else names[::-1]:
+            started, cpu = time.perf_counter(), time.process_time()
+            result = runners[name](claim)
+            timings[name].latencies.append(time.perf_counter() - started)
+            timings[name].cpu.append(time.process_time() - cpu)
+            timings[name].verdicts.append(result.verdict)
+    return timings
+
+
+def cpu_model() -> str:
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--claims", type=int, default=40, help="WiCE dev claims, one citation each")
+    parser.add_argument("--min-sentences", type=int, default=0,
+                        help="only claims whose page has at least this many sentences (65: pages the shortlist cuts)")
+    parser.add_argument("--warmup", type=int, default=3, help="other WiCE claims checked first, not measured")
+    parser.add_argument("--on", choices=("worker", "main", "both"), default="worker",
+                        help="the thread the checks run on (both: compare them, new settings only)")
+    args = parser.parse_args(argv)
+    if args.claims < 1 or args.warmup < 0:
+        parser.error("--claims must be at least 1, --warmup at least 0")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    import torch
+
+    from side.config import load_config
+    from side.verify.verifier import Verifier
+
+    settings = load_config().verifier
+    now = Verifier.from_config(settings)
+    today = Verifier(now.cross_encoder, now.encoder, now.combiner, now.k, now.batch_size, now.tagger, shortlist=0)
+    claims, pages = load_cases(args.claims, min_sentences=args.min_sentences)
+    warm, warm_pages = load_cases(args.warmup, skip=args.claims, min_sentences=args.min_sentences)
+    pages.update(warm_pages)
+    worker = ThreadPoolExecutor(max_workers=1)
+
+    def on(thread: str, pipeline) -> Callable:
+        call = lambda claim: pipeline.verify_claims([claim])[0]
+        return call if thread == "main" else (lambda claim: worker.submit(call, claim).result())
+
+    if args.on == "both":
+        pipeline = pipeline_for(now, pages)
+        runners = {"main thread": on("main", pipeline), "worker thread": on("worker", pipeline)}
+        title = f"new settings (shortlist {now.shortlist}), main vs worker thread"
+    else:
+        runners = {"today (shortlist 0)": on(args.on, pipeline_for(today, pages)),
+                   f"now (shortlist {now.shortlist})": on(args.on, pipeline_for(now, pages))}
+        title = f"today vs now, on the {args.on} thread"
+    for claim in warm:
+        for run in runners.values():
+            run(claim)
+    load_before = os.getloadavg()[0]
+    timings = measure(runners, claims, rounds=2)
+    load_after = os.getloadavg()[0]
+    sentences = sorted(len(pages[c.citation.url]) for c in claims)
+    print(f"\nOne citation per Pipeline.verify_claims, source text in hand, {len(claims)} WiCE dev claims "
+          f"(page sentences median {sentences[len(sentences) // 2]}, max {sentences[-1]}); {title}; "
+          f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.get_num_threads()} threads, "
+          f"precision {now.cross_encoder.precision}; load average {load_before:.1f} before, {load_after:.1f} after")
+    print(f"{'setting':<14} {'runner':<28} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'target':>7} {'met':>4} "
+          f"{'CPU p50 ms':>11} {'CPU p95 ms':>11}")
+    n = len(claims)
+    for setting, part in (("never seen", slice(0, n)), ("cached", slice(n, 2 * n))):
+        rows = {name: Timing(name, t.latencies[part], t.verdicts[part], t.cpu[part]) for name, t in timings.items()}
+        for name, timing in rows.items():
+            met = "yes" if timing.percentile(0.95) <= TARGET_S * 1000 else "NO"
+            print(f"{setting:<14} {name:<28} {len(timing.latencies):4d} {timing.percentile(0.5):8.1f} "
+                  f"{timing.percentile(0.95):8.1f} {TARGET_S * 1000:7.0f} {met:>4} "
+                  f"{timing.percentile(0.5, cpu=True):11.1f} {timing.percentile(0.95, cpu=True):11.1f}")
+        first, second = rows.values()
+        print(f"{setting:<14} ratio {second.name} / {first.name}: p50 "
+              f"{second.percentile(0.5) / first.percentile(0.5):.2f}x, p95 "
+              f"{second.percentile(0.95) / first.percentile(0.95):.2f}x")
+    first, second = (t.verdicts[:n] for t in timings.values())
+    same = sum(a.level is b.level for a, b in zip(first, second, strict=True))
+    change = sum(abs(a.score - b.score) for a, b in zip(first, second, strict=True)) / n
+    print(f"verdicts: same level {same}/{n}, mean |support score change| {change:.4f}")
+    worker.shutdown()
+
+
+if __name__ == "__main__":
+    main()
