@@ -50,9 +50,15 @@ from tqdm import tqdm
 
 from side.config import load_config
 from side.data import load_scifact_claims, read_jsonl
-
-from side.retrieval.corpus import (Corpus, Document, Passage, documents_from_scifact, documents_from_web_html,
-                                   documents_from_wice, passages_of)
+from side.retrieval.corpus import (
+    Corpus,
+    Document,
+    Passage,
+    documents_from_scifact,
+    documents_from_web_html,
+    documents_from_wice,
+    passages_of,
+)
 from side.retrieval.dense import DenseIndex, embed_cached
 from side.retrieval.retriever import Retriever
 from side.retrieval.sparse import SparseIndex
@@ -236,6 +242,7 @@ def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str]
     build_s = time.perf_counter() - start
     gc.collect()
     run.rows.append(Row(n, "embedded", "bm25s", build_s, sparse_bytes(sparse), rss_bytes() - before))
+    print(f"measured: {run.rows[-1]}", flush=True)
     truth_dense: list[list[int]] = []
     truth_hybrid: list[list[int]] = []
     for kind in ["flat", *[k for k in kinds if k != "flat"]]:
@@ -257,7 +264,7 @@ def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str]
             run.flat_dense[n] = dense_ids
         row.recall_dense, row.recall_hybrid = recall(dense_ids, truth_dense), recall(hybrid_ids, truth_hybrid)
         run.rows.append(row)
-        log.info("%s", row)
+        print(f"measured: {row}", flush=True)  # partial results survive a run stopped early
         del retriever, dense
     del sparse
     gc.collect()
@@ -324,9 +331,10 @@ def bench_milvus(n: int, corpus: Corpus, vectors: np.ndarray, claims: list[str],
         hi = lo + mv._BATCH
         client.insert(settings.collection, mv._rows(corpus.passages[lo:hi], terms[lo:hi], vectors[lo:hi]))
         if time.perf_counter() - start > budget_s:
-            run.rows.append(Row(n, "milvus-lite", index, time.perf_counter() - start, 0, server.rss() - before,
+            spent = time.perf_counter() - start
+            run.rows.append(Row(n, "milvus-lite", index, spent, 0, server.rss() - before,
                                 note=f"stopped: {hi:,} of {n:,} rows inserted in {budget_s:.0f} s "
-                                     f"(--milvus-budget); full insert would take ~{(time.perf_counter() - start) * n / hi / 60:.0f} min"))
+                                     f"(--milvus-budget); all would take ~{spent * n / hi / 60:.0f} min"))
             client.drop_collection(settings.collection)
             return
     client.flush(settings.collection)
@@ -450,8 +458,8 @@ def parse_args(config) -> argparse.Namespace:
                     "plus the ingestion rate. Past the distinct real passages, text repeats with distinct ids.",
         epilog="Example: nice -n 10 .venv/bin/python benchmarks/scale.py --sizes 10000 100000 --unique 20000")
     parser.add_argument("--data", type=Path, default=Path(config.data_dir), help="shared data (SIDE_DATA_DIR)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
-                        help="corpus sizes in passages (default: 10000 100000 1000000)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000],
+                        help="corpus sizes in passages (default: 10000 100000 1000000; none: only the ingestion figure)")
     parser.add_argument("--unique", type=int, default=20_000,
                         help="distinct real passages to embed (cached; default 20000); larger corpora repeat them")
     parser.add_argument("--kinds", nargs="+", default=["hnsw", "ivfpq"],

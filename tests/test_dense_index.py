@@ -13,29 +13,31 @@ from side.cli import main
 from side.data import load_scifact_claims, read_jsonl
 from side.errors import InputError
 from side.retrieval.corpus import Document, build_corpus
-from side.retrieval.dense import DenseIndex, FaissSpec
+from side.retrieval.dense import DenseIndex, FaissSpec, embed_passages
 from side.retrieval.encoder import shared_encoder
 from side.retrieval.retriever import Retriever, build_index, read_index_meta
 
 from conftest import need_data
 
 #: Enough titles to train an IVF-PQ code book (side.retrieval.dense needs 1,000).
-N_TITLES = 1_200
+N_TITLES = 1_000
 K = 10
 
 
 @pytest.fixture(scope="module")
-def titles() -> list[dict]:
-    rows = [r for r in read_jsonl(need_data("scifact/corpus.jsonl")) if r.get("title")]
-    return rows[:N_TITLES]
+def corpus(tmp_path_factory):
+    """SciFact titles as one-passage documents, in a directory that also caches their embeddings."""
+    rows = [r for r in read_jsonl(need_data("scifact/corpus.jsonl")) if r.get("title")][:N_TITLES]
+    documents = [Document(str(r["doc_id"]), f"scifact:{r['doc_id']}", "", r["title"]) for r in rows]
+    return build_corpus(documents, tmp_path_factory.mktemp("titles"))
 
 
 @pytest.fixture(scope="module")
-def vectors(titles) -> tuple[np.ndarray, np.ndarray]:
-    """(title vectors, claim vectors), both from the shipped encoder."""
+def vectors(corpus) -> tuple[np.ndarray, np.ndarray]:
+    """(title vectors, claim vectors), both from the shipped encoder (titles cached with the corpus)."""
     claims = [c.claim for c in load_scifact_claims(need_data("scifact/claims_dev.jsonl"))][:40]
-    encoder = shared_encoder()
-    return encoder.encode([r["title"] for r in titles]), encoder.encode(claims)
+    docs = embed_passages(corpus.passages, corpus.directory, progress=False)
+    return docs, shared_encoder().encode(claims)
 
 
 def _top(index: DenseIndex, queries: np.ndarray) -> list[set[int]]:
@@ -67,21 +69,19 @@ def test_cheaper_settings_trade_recall(vectors):
 
 
 @pytest.mark.parametrize("spec", ["hnsw:m=16,ef_search=64", "ivfpq:nprobe=4", "ivf"])
-def test_index_spec_persists_through_build_and_load(spec, titles, tmp_path):
+def test_index_spec_persists_through_build_and_load(spec, corpus, vectors):
     """The spec (with its parameters) is what index.json records, and a reloaded retriever searches
-    with the same index as the one built."""
-    documents = [Document(str(r["doc_id"]), f"scifact:{r['doc_id']}", r["title"], r["title"]) for r in titles]
-    corpus = build_corpus(documents, tmp_path)
-    built = build_index(corpus, tmp_path, faiss_index=spec, progress=False)
-    assert read_index_meta(tmp_path)["faiss"] == spec
-    loaded = Retriever.load(tmp_path)
+    with the same index as the one built; building again with the same spec does nothing."""
+    directory = corpus.directory
+    built = build_index(corpus, directory, faiss_index=spec, progress=False)
+    assert read_index_meta(directory)["faiss"] == spec
+    loaded = Retriever.load(directory)
     query = "vitamin D deficiency and bone fractures"
     assert [d.doc_id for d in built.search(query, k=5, mode="dense")] == \
            [d.doc_id for d in loaded.search(query, k=5, mode="dense")]
-    # the same spec again: the index is current, nothing is rebuilt
-    mtime = (tmp_path / "dense.faiss").stat().st_mtime_ns
-    build_index(corpus, tmp_path, faiss_index=spec, progress=False)
-    assert (tmp_path / "dense.faiss").stat().st_mtime_ns == mtime
+    mtime = (directory / "dense.faiss").stat().st_mtime_ns
+    build_index(corpus, directory, faiss_index=spec, progress=False)
+    assert (directory / "dense.faiss").stat().st_mtime_ns == mtime
 
 
 def test_too_few_vectors_for_ivfpq_search_exactly(vectors):

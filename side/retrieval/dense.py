@@ -20,7 +20,10 @@ import numpy as np
 from side.errors import IndexNotFoundError, InputError
 from side.retrieval.corpus import Passage
 
-__all__ = ["EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "FAISS_PARAMS", "DenseIndex", "FaissSpec", "embed_cached", "embed_passages"]
+__all__ = [
+    "EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "FAISS_PARAMS", "DenseIndex", "FaissSpec",
+    "embed_cached", "embed_passages",
+]
 
 log = logging.getLogger(__name__)
 
