@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,9 +182,15 @@ def timed_rows(retriever: Retriever, claims: list[str], dense: np.ndarray | list
     return ids, ms
 
 
-def recall(found: list[list[int]], truth: list[list[int]]) -> float:
-    """Mean share of the reference top-K that the approximate top-K also holds."""
-    shares = [len(set(f) & set(t)) / len(t) for f, t in zip(found, truth, strict=True) if t]
+def recall(found: list[list[int]], truth: list[list[int]], unique: int = 0) -> float:
+    """Mean share of the reference top-K that the approximate top-K also holds. With ``unique``,
+    passages count by their text (id modulo ``unique``: a repeat is its original), as a multiset:
+    a copy of the same text is the same evidence, and among near-identical copies which ones
+    come first is decided by the perturbation's noise, not by the index."""
+    def key(ids: list[int]) -> Counter[int]:
+        return Counter(i % unique if unique else i for i in ids)
+
+    shares = [sum((key(f) & key(t)).values()) / len(t) for f, t in zip(found, truth, strict=True) if t]
     return float(np.mean(shares)) if shares else float("nan")
 
 
@@ -222,6 +229,9 @@ class Row:
     hybrid_enc_p95: float = float("nan")
     recall_dense: float = float("nan")
     recall_hybrid: float = float("nan")
+    #: The same, counting a repeat as its original text (see :func:`recall`).
+    recall_dense_text: float = float("nan")
+    recall_hybrid_text: float = float("nan")
     note: str = ""
 
 
@@ -230,10 +240,12 @@ class Run:
     rows: list[Row] = field(default_factory=list)
     #: Flat (exact) dense top-K of each query, per corpus size: the reference for recall.
     flat_dense: dict[int, list[list[int]]] = field(default_factory=dict)
+    #: Distinct real passages; passage i has the text of passage i % unique.
+    unique: int = 0
 
 
 def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str], claims: list[str],
-                   claim_vectors: np.ndarray, scratch: Path, run: Run, encode: bool) -> None:
+                   claim_vectors: np.ndarray, scratch: Path, run: Run, encode: bool, unique: int) -> None:
     """BM25 once, then each faiss kind on the same vectors; flat first as the reference."""
     gc.collect()
     before = rss_bytes()
@@ -263,6 +275,8 @@ def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str]
             truth_dense, truth_hybrid = dense_ids, hybrid_ids
             run.flat_dense[n] = dense_ids
         row.recall_dense, row.recall_hybrid = recall(dense_ids, truth_dense), recall(hybrid_ids, truth_hybrid)
+        row.recall_dense_text = recall(dense_ids, truth_dense, unique)
+        row.recall_hybrid_text = recall(hybrid_ids, truth_hybrid, unique)
         run.rows.append(row)
         print(f"measured: {row}", flush=True)  # partial results survive a run stopped early
         del retriever, dense
@@ -347,6 +361,7 @@ def bench_milvus(n: int, corpus: Corpus, vectors: np.ndarray, claims: list[str],
               *percentiles(hybrid_ms), note="index MB: in the server's RSS")
     if n in run.flat_dense:  # dense recall against the embedded flat index (the fusions differ: no hybrid)
         row.recall_dense = recall(dense_ids, run.flat_dense[n])
+        row.recall_dense_text = recall(dense_ids, run.flat_dense[n], run.unique)
     run.rows.append(row)
     client.drop_collection(settings.collection)
 
@@ -407,12 +422,13 @@ def print_table(run: Run, title: str) -> None:
 
     table = Table(title=title)
     for name in ("passages", "backend", "index", "build s", "index MB", "RSS +MB", "dense p50", "dense p95",
-                 "hybrid p50", "hybrid p95", "hyb+enc p95", "R@10 dense", "R@10 hybrid", "note"):
+                 "hybrid p50", "hybrid p95", "hyb+enc p95", "R@10 dense id/text", "R@10 hybrid id/text", "note"):
         table.add_column(name, justify="right" if name not in ("backend", "index", "note") else "left")
     for r in run.rows:
         table.add_row(f"{r.size:,}", r.backend, r.index, f"{r.build_s:.1f}", _mb(r.bytes), _mb(r.rss_growth),
                       _ms(r.dense_p50), _ms(r.dense_p95), _ms(r.hybrid_p50), _ms(r.hybrid_p95),
-                      _ms(r.hybrid_enc_p95), _r(r.recall_dense), _r(r.recall_hybrid), r.note)
+                      _ms(r.hybrid_enc_p95), f"{_r(r.recall_dense)}/{_r(r.recall_dense_text)}",
+                      f"{_r(r.recall_hybrid)}/{_r(r.recall_hybrid_text)}", r.note)
     Console(width=220).print(table)
 
 
@@ -420,7 +436,7 @@ def print_targets(run: Run, ingest: tuple[float, float, int, int, float] | None)
     """PASS/MISS of each target, from the largest corpus measured."""
     embedded = [r for r in run.rows if r.backend == "embedded" and r.index not in ("bm25s", "flat")]
     largest = max((r.size for r in embedded), default=0)
-    good = [r for r in embedded if r.size == largest and r.recall_hybrid >= TARGET_RECALL]
+    good = [r for r in embedded if r.size == largest and r.recall_hybrid_text >= TARGET_RECALL]
     best = min(good, key=lambda r: r.hybrid_p95, default=None)
     if best is None:
         print(f"MISS  embedded hybrid at {largest:,}: no approximate index reached recall@10 >= {TARGET_RECALL}")
@@ -428,7 +444,8 @@ def print_targets(run: Run, ingest: tuple[float, float, int, int, float] | None)
         verdict = "PASS" if best.hybrid_p95 <= TARGET_P95_MS else "MISS"
         print(f"{verdict}  embedded hybrid at {largest:,} passages ({best.index}): p95 {best.hybrid_p95:.1f} ms "
               f"(target <= {TARGET_P95_MS:.0f}; with query encoding {_ms(best.hybrid_enc_p95)} ms), recall@10 "
-              f"{best.recall_hybrid:.3f} of flat (target >= {TARGET_RECALL}); target is at 1,000,000 passages")
+              f"{best.recall_hybrid_text:.3f} of flat by text ({best.recall_hybrid:.3f} by id; target >= "
+              f"{TARGET_RECALL}); the target is at 1,000,000 passages")
     for m in (r for r in run.rows if r.backend == "milvus-lite"):
         ref = [r for r in run.rows if r.backend == "embedded" and r.size == m.size and r.index == "hnsw"]
         if m.hybrid_p95 != m.hybrid_p95 or not ref:
@@ -459,9 +476,10 @@ def parse_args(config) -> argparse.Namespace:
         epilog="Example: nice -n 10 .venv/bin/python benchmarks/scale.py --sizes 10000 100000 --unique 20000")
     parser.add_argument("--data", type=Path, default=Path(config.data_dir), help="shared data (SIDE_DATA_DIR)")
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000],
-                        help="corpus sizes in passages (default: 10000 100000 1000000; none: only the ingestion figure)")
-    parser.add_argument("--unique", type=int, default=20_000,
-                        help="distinct real passages to embed (cached; default 20000); larger corpora repeat them")
+                        help="corpus sizes in passages (default: 10000 100000 1000000; none: ingestion only)")
+    parser.add_argument("--unique", type=int, default=3_000,
+                        help="distinct real passages to embed (cached; default 3000, ~10 min on 2 busy cores); "
+                             "larger corpora repeat them")
     parser.add_argument("--kinds", nargs="+", default=["hnsw", "ivfpq"],
                         help="approximate faiss indexes to compare with flat, as retrieval.faiss_index specs "
                              "(default: hnsw ivfpq; e.g. hnsw:ef_search=64 ivfpq:nprobe=32,refine=flat)")
@@ -495,6 +513,7 @@ def main() -> None:
     run = Run()
 
     pool, counts = unique_passages(args.data, args.unique)
+    run.unique = len(pool)
     pool_vectors = embed_cached([p.content_hash for p in pool], [p.index_text for p in pool], var)
     from side.retrieval.encoder import shared_encoder
 
@@ -517,7 +536,8 @@ def main() -> None:
             for n in args.sizes:
                 corpus = scaled_corpus(pool, n)
                 vectors = scaled_vectors(pool_vectors, n, args.jitter)
-                bench_embedded(n, corpus, vectors, args.kinds, claims, claim_vectors, scratch, run, not args.no_encode)
+                bench_embedded(n, corpus, vectors, args.kinds, claims, claim_vectors, scratch, run, not args.no_encode,
+                               len(pool))
                 if not args.no_milvus:
                     if n > args.milvus_max:
                         run.rows.append(Row(n, "milvus-lite", args.milvus_index, float("nan"), 0, 0,
