@@ -436,9 +436,13 @@ def print_targets(run: Run, ingest: tuple[float, float, int, int, float] | None)
     """PASS/MISS of each target, from the largest corpus measured."""
     embedded = [r for r in run.rows if r.backend == "embedded" and r.index not in ("bm25s", "flat")]
     largest = max((r.size for r in embedded), default=0)
+    if not largest:
+        embedded = []
     good = [r for r in embedded if r.size == largest and r.recall_hybrid_text >= TARGET_RECALL]
     best = min(good, key=lambda r: r.hybrid_p95, default=None)
-    if best is None:
+    if not embedded:
+        pass
+    elif best is None:
         print(f"MISS  embedded hybrid at {largest:,}: no approximate index reached recall@10 >= {TARGET_RECALL}")
     else:
         verdict = "PASS" if best.hybrid_p95 <= TARGET_P95_MS else "MISS"
