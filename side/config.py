@@ -98,6 +98,11 @@ class RetrievalConfig:
     fusion: str = "union"
     passage_words: int = 100
     passage_stride: int = 50
+    #: Dense index of the embedded backend (SIDE_RETRIEVAL_FAISS_INDEX): ``flat`` (exact), ``hnsw``
+    #: (graph: fastest queries, ~1.2x flat's memory), ``ivf`` or ``ivfpq`` (compressed codes, refined;
+    #: the smallest), with parameters as ``kind:key=value,...``, e.g. ``hnsw:ef_search=64`` or
+    #: ``ivfpq:nprobe=32,refine=sq8`` (see side.retrieval.dense.FAISS_PARAMS). Measured against
+    #: corpus size by ``benchmarks/scale.py`` (docs/scale.md).
     faiss_index: str = "flat"
     #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
     #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).

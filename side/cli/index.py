@@ -89,7 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--dry-run", action="store_true", help="with --dump: list the cited URLs, fetch nothing")
     build.add_argument("--out", type=Path, help="index directory (default: the configured index_dir)")
     add_backend_argument(build)
-    build.add_argument("--faiss", choices=("flat", "ivf", "hnsw"), help="dense index type (embedded backend)")
+    build.add_argument("--faiss", metavar="SPEC", help="dense index of the embedded backend: flat, hnsw, ivf or "
+                       "ivfpq, optionally with parameters, e.g. hnsw:ef_search=64 (default: retrieval.faiss_index)")
     build.add_argument("--words", type=int, help="passage length in words")
     build.add_argument("--stride", type=int, help="words between passage starts")
     build.add_argument("--max-words", type=int, help=f"keep the first N words of each page "
@@ -162,6 +163,9 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     if args.dry_run:
         return _list_cited(args.dump)
     backend, milvus = backend_of(args, config), milvus_settings(args, config)
+    from side.retrieval.dense import FaissSpec
+
+    FaissSpec.parse(args.faiss or config.retrieval.faiss_index)  # a bad spec is reported before any work
     if milvus is not None:
         from side.retrieval.milvus import check_server
 

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,33 +23,122 @@ from side.errors import ConfigError, IndexNotFoundError, InputError
 from side.retrieval.corpus import Passage
 from side.retrieval.encoder import DEFAULT_ENCODER, encoder_name
 
-__all__ = ["EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "DenseIndex", "name_of", "check_encoder",
-           "embed_cached", "embed_passages"]
+__all__ = [
+    "EMBEDDINGS_FILE", "EMBEDDING_KEYS_FILE", "FAISS_KINDS", "FAISS_PARAMS", "DenseIndex", "FaissSpec", "name_of",
+    "check_encoder", "embed_cached", "embed_passages",
+]
 
 log = logging.getLogger(__name__)
 
 EMBEDDINGS_FILE = "embeddings.npy"
 EMBEDDING_KEYS_FILE = "embeddings.json"
-FAISS_KINDS = ("flat", "ivf", "hnsw")
+FAISS_KINDS = ("flat", "ivf", "hnsw", "ivfpq")
 
-def _faiss_index(vectors: np.ndarray, kind: str) -> Any:
-    """A faiss inner-product index of ``kind``: exact, or approximate for corpora too big for it."""
+#: Each kind's parameters and their defaults (``0``: chosen from the corpus size). HNSW: links
+#: per vector, build beam, search beam. IVF: lists, lists probed per query. IVF-PQ adds the
+#: product quantizer (``m`` one-byte codes per vector; must divide the dimension) and a second
+#: pass that re-scores ``k_factor`` x k candidates with finer codes: ``sq8`` (1 byte per dimension,
+#: a quarter of flat's memory), ``flat`` (full vectors) or ``none`` (PQ scores only).
+FAISS_PARAMS: dict[str, dict[str, int | str]] = {
+    "flat": {},
+    # ef_search 512, not 128: the Retriever asks for 100 dense passages, and benchmarks/scale.py
+    # measured dense recall@10 against flat of 0.919 -> 0.994 (10k passages) and 0.72 -> 0.84 (100k)
+    # for 128 -> 512, with dense p50 still under 1 ms.
+    "hnsw": {"m": 32, "ef_construction": 80, "ef_search": 512},
+    "ivf": {"nlist": 0, "nprobe": 0},
+    "ivfpq": {"nlist": 0, "nprobe": 0, "m": 48, "refine": "sq8", "k_factor": 4},
+}
+_REFINES = {"sq8": "SQ8", "flat": "Flat", "none": ""}
+#: Vectors a coarse quantizer is trained on, per list (faiss warns below 39).
+_TRAIN_PER_LIST = 50
+#: Fewer vectors than this cannot train the kind (a PQ code book has 256 centroids per byte).
+_MIN_TRAIN = {"ivf": 1, "ivfpq": 1_000}
+
+
+@dataclass(frozen=True)
+class FaissSpec:
+    """A dense index kind and its parameters, written ``kind`` or ``kind:key=value,...``
+    (``hnsw:ef_search=64``) in ``retrieval.faiss_index`` and in an index's ``index.json``."""
+
+    kind: str
+    params: dict[str, int | str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, spec: str) -> FaissSpec:
+        """The spec of ``spec``; InputError naming what is wrong."""
+        kind, _, rest = spec.strip().partition(":")
+        if kind not in FAISS_KINDS:
+            raise InputError(f"unknown faiss index {kind!r} ({', '.join(FAISS_KINDS)})")
+        params = dict(FAISS_PARAMS[kind])
+        for item in filter(None, (part.strip() for part in rest.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or key not in params:
+                known = ", ".join(FAISS_PARAMS[kind]) or "none"
+                raise InputError(f"faiss index {kind!r}: bad parameter {item!r} (known: {known})")
+            params[key] = value if isinstance(params[key], str) else _count(kind, key, value)
+        if kind == "ivfpq" and params["refine"] not in _REFINES:
+            raise InputError(f"faiss index ivfpq: refine must be one of {', '.join(_REFINES)}")
+        return cls(kind, params)
+
+
+def _count(kind: str, key: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise InputError(f"faiss index {kind!r}: {key} must be a whole number >= 0, not {value!r}")
+    return number
+
+
+def _lists(n: int, nlist: int | str) -> int:
+    """IVF lists: as given, else 4 x sqrt(n), never so many that a list trains on < 39 vectors."""
+    return int(nlist) or max(1, min(int(4 * math.sqrt(max(n, 1))), n // 39 or 1))
+
+
+def _training_sample(vectors: np.ndarray, nlist: int) -> np.ndarray:
+    """A fixed random sample big enough to train ``nlist`` lists (k-means cost grows with it)."""
+    limit = max(nlist * _TRAIN_PER_LIST, 10_000)
+    if len(vectors) <= limit:
+        return vectors
+    rows = np.sort(np.random.default_rng(0).choice(len(vectors), limit, replace=False))
+    return np.ascontiguousarray(vectors[rows])
+
+
+def _faiss_index(vectors: np.ndarray, spec: FaissSpec) -> Any:
+    """A faiss inner-product index: exact, or approximate for corpora too big for it."""
     import faiss
 
     n, dim = vectors.shape
-    if kind == "flat":
+    p = spec.params
+    if spec.kind == "flat":
         return faiss.IndexFlatIP(dim)
-    if kind == "hnsw":
-        hnsw = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-        hnsw.hnsw.efConstruction, hnsw.hnsw.efSearch = 80, 128
+    if spec.kind == "hnsw":
+        hnsw = faiss.IndexHNSWFlat(dim, int(p["m"]), faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction, hnsw.hnsw.efSearch = int(p["ef_construction"]), int(p["ef_search"])
         return hnsw
-    if kind == "ivf":
-        nlist = max(1, min(int(4 * math.sqrt(max(n, 1))), n // 39 or 1))
-        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        ivf.train(vectors)
-        ivf.nprobe = max(1, nlist // 8)
-        return ivf
-    raise InputError(f"unknown faiss index {kind!r} ({', '.join(FAISS_KINDS)})")
+    if n < _MIN_TRAIN[spec.kind]:
+        log.info("%d vectors are too few to train a %s index; searching them exactly", n, spec.kind)
+        return faiss.IndexFlatIP(dim)
+    nlist = _lists(n, p["nlist"])
+    index: Any
+    if spec.kind == "ivf":
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    else:
+        if dim % int(p["m"]):
+            raise InputError(f"faiss index ivfpq: m={p['m']} must divide the dimension {dim}")
+        refine = _REFINES[str(p["refine"])]
+        factory = f"IVF{nlist},PQ{p['m']}x8" + (f",Refine({refine})" if refine else "")
+        index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+        # The factory turns on polysemous training (annealing the code order for Hamming
+        # filtering, which this index never uses): minutes of CPU for nothing.
+        ivfpq: Any = faiss.downcast_index(faiss.extract_index_ivf(index))
+        ivfpq.do_polysemous_training = False
+        if refine:
+            index.k_factor = float(p["k_factor"] or 1)
+    index.train(_training_sample(vectors, nlist))
+    faiss.extract_index_ivf(index).nprobe = int(p["nprobe"]) or max(1, nlist // 8)
+    return index
 
 
 def name_of(encoder: Any) -> str:
@@ -74,6 +164,7 @@ class DenseIndex:
 
     def __init__(self, index: Any, kind: str = "flat", encoder: Any = None, built_by: str = DEFAULT_ENCODER) -> None:
         self.index = index
+        #: The spec it was built with (``kind`` or ``kind:key=value,...``, see :class:`FaissSpec`).
         self.kind = kind
         self.encoder = encoder
         #: The encoder whose vectors the index holds (``minilm``, ``mpnet`` or a directory).
@@ -86,7 +177,7 @@ class DenseIndex:
     @classmethod
     def build(cls, vectors: np.ndarray, kind: str = "flat", encoder: Any = None) -> DenseIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        index = _faiss_index(vectors, kind)
+        index = _faiss_index(vectors, FaissSpec.parse(kind))
         if len(vectors):
             index.add(vectors)
         return cls(index, kind, encoder, name_of(encoder))
