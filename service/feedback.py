@@ -1,4 +1,5 @@
-"""``side-feedback``: patrollers' decisions out of the results store, and back into the model.
+"""``side-feedback`` (also ``side feedback``, see :mod:`service.cli`): patrollers' decisions out of
+the results store, and back into the model.
 
 The core library (``side``) never imports the service stack, so the commands that read the
 store live here, as their own console script, and hand over a file:
@@ -24,7 +25,7 @@ from side.config import Config, load_config
 from side.errors import SideError
 from side.training.feedback import FeedbackRecord, ReviewedSentence, ReviewedSuggestion, write_feedback
 
-__all__ = ["feedback_record", "export_feedback", "build_parser", "main"]
+__all__ = ["feedback_record", "export_feedback", "run_export", "build_parser", "main"]
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _export(args: argparse.Namespace, store: Store) -> int:
+def run_export(args: argparse.Namespace, store: Store) -> int:
+    """``export``: the reviews to ``args.out`` (``-``: standard output)."""
     if str(args.out) == "-":
         import tempfile
 
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"side-feedback: error: {exc}", file=sys.stderr)
         return 2
     try:
-        return _export(args, store) if args.command == "export" else _calibrate(args, store, config)
+        return run_export(args, store) if args.command == "export" else _calibrate(args, store, config)
     except SideError as exc:
         print(f"side-feedback: error: {exc}", file=sys.stderr)
         return 2

@@ -110,6 +110,20 @@ def test_export_from_a_real_store_round_trips(store_url, tmp_path, capsys):
         {k: v for k, v in from_file.items() if k != "feedback"}
     assert from_file["labelled"] == 3 and from_file["changed"] is False  # 3 reviews < the minimum
 
+    # the same two through the side command line, which finds them as plugins (entry points)
+    config = str(config_file(tmp_path, store_url))
+    through_side = tmp_path / "side-export.jsonl"
+    assert side_main(["--config", config, "feedback", "export", "--out", str(through_side)]) == 0
+    assert through_side.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    from_side_store = tmp_path / "side-store-export.jsonl"
+    assert side_main(["--config", config, "calibrate", "--from-store", "--export", str(from_side_store),
+                      "--model", str(model)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert from_side_store.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+    assert {k: v for k, v in report.items() if k != "feedback"} == \
+        {k: v for k, v in from_file.items() if k != "feedback"}
+
 
 def record(score: float | None, action: str, reason: str = "", suggestion: str = "It does.") -> FeedbackRecord:
     return FeedbackRecord(
@@ -219,6 +233,19 @@ def test_train_verifier_takes_a_feedback_file(tmp_path, capsys):
     write_feedback([record(0.1, "accept")], path)
     assert side_main(["train", "verifier", "--feedback", str(path), "--levels-only"]) == 2
     assert "--levels-only" in one_line_error(capsys)
+
+
+def test_calibrate_needs_one_source_and_from_store_a_reachable_store(tmp_path, capsys):
+    with pytest.raises(SystemExit) as usage:
+        side_main(["calibrate"])
+    assert usage.value.code == 2
+    capsys.readouterr()
+    missing = tmp_path / "absent" / "side.sqlite3"
+    bad = tmp_path / "side.toml"
+    bad.write_text(f'var_dir = "{tmp_path / "var"}"\n[service]\ndatabase_url = "nosuchdriver://{missing}"\n',
+                   encoding="utf-8")
+    assert side_main(["--config", str(bad), "calibrate", "--from-store"]) == 2
+    assert one_line_error(capsys).startswith("side: error:")
 
 
 def test_side_feedback_bad_input_is_one_line(tmp_path, capsys):

@@ -2,6 +2,9 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` function. Errors
 the user can fix (a missing file, an unreachable URL) print one line and exit 2; no traceback.
+Commands that need the service stack (the results store) are plugins: packages name their
+``register`` under the ``side.commands`` entry-point group, so ``side`` offers them without
+importing anything the core library must not depend on.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ Typical first steps:
   side search "query"            look something up in the evidence index
   side eval retrieval scifact    measure retrieval on SciFact
   side export hf DIR             the verifier as a Hugging Face checkpoint
-  side calibrate --from FILE     re-choose the cuts from patrollers' reviews (side-feedback export)
+  side calibrate --from-store    re-choose the cuts from patrollers' reviews in the results store
+  side feedback export --out F   write the reviewed results as a versioned feedback file
 """
 
 
@@ -52,7 +56,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         module.register(sub)
+    for register in _plugins():
+        register(sub)
     return parser
+
+
+def _plugins() -> list:
+    """``register`` functions other packages add under the ``side.commands`` entry-point group; one
+    that cannot load is logged and left out, so a broken plugin never breaks the core commands."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for point in sorted(entry_points(group="side.commands"), key=lambda p: p.name):
+        try:
+            found.append(point.load())
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import leaves it out
+            logging.getLogger(__name__).warning("side command plugin %s not loaded: %s", point.name, exc)
+    return found
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:

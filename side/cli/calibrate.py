@@ -1,9 +1,10 @@
-"""``side calibrate --from FILE``: re-choose the flag and report cuts from reviewed results.
+"""``side calibrate --from FILE | --from-store``: re-choose the flag and report cuts from reviewed results.
 
-The file is a ``side-feedback export`` (see :mod:`side.training.feedback`). Reading the results
-store needs the service stack, which the core library never imports, so ``side-feedback
-calibrate`` (in :mod:`service.feedback`) exports the store to a file and calls
-:func:`calibrate_file` here: both give the same cuts for the same file.
+The file is a ``side feedback export`` (see :mod:`side.training.feedback`). Reading the results
+store needs the service stack, which the core library never imports: ``--from-store`` asks the
+exporter registered under the ``side.review_exports`` entry point (``service.cli``) to write the
+store's reviews to a file, then calibrates from that file, so the outcome can be reproduced from
+the file alone.
 """
 
 from __future__ import annotations
@@ -28,16 +29,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "calibrate", help="re-choose the flag and report cuts from reviewed results",
         description="Re-choose the verifier's flag (supported) cut and the talk-page report's cut from "
-        "patrollers' decisions in a feedback export (side-feedback export; side-feedback calibrate "
-        "does both from the results store). Accepted and 'suggestion-wrong' mean the cited source did not "
+        "patrollers' decisions: a feedback export (--from FILE, written by side feedback export) or "
+        "the results store's reviews (--from-store, exported to a file first, so the outcome can be reproduced "
+        "from that file). Accepted and 'suggestion-wrong' mean the cited source did not "
         "support the claim, 'source-is-fine' that it did; other reasons are left out. The flag cut maximises "
         "F0.5 (precision first) over the reviews, the report cut keeps 90% precision. Prints precision and "
         "recall before and after as JSON. Below the minimum number of reviews nothing changes. Nothing is "
         "written without --out DIR (a copy of the model directory with the new combiner.json) or --write "
         "(replace the model directory's own combiner.json).",
     )
-    parser.add_argument("--from", dest="source", type=Path, required=True, metavar="FILE",
-                        help="feedback export (JSON Lines written by side-feedback export)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="source", type=Path, metavar="FILE",
+                        help="feedback export (JSON Lines written by side feedback export)")
+    source.add_argument("--from-store", action="store_true",
+                        help="the results store's reviews (service.database_url), exported first to --export")
+    parser.add_argument("--export", type=Path, help="with --from-store: where the export goes "
+                        "(default: VAR_DIR/feedback.jsonl)")
+    parser.add_argument("--wiki", help="with --from-store: only this wiki's reviews (e.g. enwiki)")
     add_arguments(parser)
     parser.set_defaults(func=run_calibrate)
 
@@ -110,6 +118,24 @@ def calibrate_file(path: Path, args: argparse.Namespace, config: Config) -> dict
     return report
 
 
+def review_exporter() -> Any:
+    """The store's exporter, ``export(config, path, wiki) -> count``, from the ``side.review_exports``
+    entry point; a clear error where the service stack is not installed."""
+    from importlib.metadata import entry_points
+
+    points = [p for p in entry_points(group="side.review_exports") if p.name == "store"]
+    if not points:
+        raise InputError("--from-store needs the results store (the service package): install Side with "
+                         "pip install -e '.[service]', or export the reviews and use --from FILE")
+    return points[0].load()
+
+
 def run_calibrate(args: argparse.Namespace, config: Config) -> int:
-    print(json.dumps(calibrate_file(args.source, args, config), indent=2))
+    path = args.source
+    if args.from_store:
+        path = args.export or Path(config.var_dir) / "feedback.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        count = review_exporter()(config, path, args.wiki)
+        log.info("%d reviewed results exported to %s", count, path)
+    print(json.dumps(calibrate_file(path, args, config), indent=2))
     return 0
