@@ -113,4 +113,5 @@ def check_lead(verifier: Verifier, lead: ArticleLead, levels: LevelThresholds | 
     # order and cuts the list, and read_lead gives no empty ones.
     sentences = [b.text for b in lead.body]
     items = [(Query(claim=c.text, title=lead.title), sentences) for c in lead.claims]
-    return lead_verdicts(lead, verifier.run(items), levels or verifier.levels)
+    # A lead verdict shows no unsupported words, so the verifier is told not to look for them.
+    return lead_verdicts(lead, verifier.run(items, shown=[False] * len(items)), levels or verifier.levels)
