@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from stats import cpu_model, percentile  # noqa: E402  (benchmarks/stats.py, beside this script)
 
 TARGET_S = 0.5
 
@@ -57,8 +58,8 @@ class Timing:
     cpu: list[float] = field(default_factory=list)
 
     def percentile(self, q: float, cpu: bool = False) -> float:
-        ordered = sorted(self.cpu if cpu else self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+        """The ``q`` quantile in milliseconds, of wall time or (``cpu``) of CPU time."""
+        return percentile(self.cpu if cpu else self.latencies, q) * 1000
 
 
 def load_cases(n: int, skip: int = 0, min_sentences: int = 0):
@@ -104,16 +105,6 @@ def measure(runners: dict[str, Callable], claims, rounds: int) -> dict[str, Timi
             timings[name].cpu.append(time.process_time() - cpu)
             timings[name].verdicts.append(result.verdict)
     return timings
-
-
-def cpu_model() -> str:
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -60,7 +60,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import requests  # noqa: E402
-from stats import percentile  # noqa: E402  (benchmarks/stats.py, beside this script)
+from stats import cpu_model, percentile  # noqa: E402  (benchmarks/stats.py, beside this script)
 
 from httpserver import LocalServer, Response  # noqa: E402
 
@@ -249,16 +249,6 @@ def settings(cases: list[Case], urls: list[str], make: Callable[[dict[str, Any]]
             measure("again", runner, [make(body(c, None)) for c in cases]),
             measure("fetched", runner, [make(body(c, u)) for c, u in zip(cases, urls, strict=True)]),
             measure("cached", runner, [make(body(c, u)) for c, u in zip(cases, urls, strict=True)])]
-
-
-def cpu_model() -> str:
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def report(timings: list[Timing], peers: list[Timing], cpu: str, startup_s: float, n: int,

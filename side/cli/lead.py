@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.verify import add_article_arguments, load_article
 from side.config import Config
 from side.verify.levels import VerdictLevel
 
@@ -27,12 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with the nearest body sentence and its section. Cited lead sentences, infobox values, notes and "
         "captions are not checked.",
     )
-    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
-    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
-    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
-                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
-    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
-    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
+    add_article_arguments(p)
     p.add_argument("--model", type=Path, help="verifier model directory (default: verifier.model_dir, else the "
                    "shipped one)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -40,7 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_lead(args: argparse.Namespace, config: Config) -> int:
-    from side.cli.verify import load_article
     from side.extract.lead import read_lead
     from side.verify.lead import check_lead
     from side.verify.verifier import Verifier

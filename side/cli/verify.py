@@ -11,10 +11,20 @@ from side.config import Config
 from side.errors import InputError
 from side.verify.levels import VerdictLevel
 
-__all__ = ["register", "load_article", "run_verify", "print_report"]
+__all__ = ["register", "add_article_arguments", "load_article", "run_verify", "print_report"]
 
 if TYPE_CHECKING:
     from side.pipeline import ArticleResults, Result
+
+
+def add_article_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the article comes from: a wikitext file, or a page (and revision) of a wiki."""
+    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
+    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
+    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
+                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
+    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
+    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,12 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "candidates from the evidence index and print a table ordered by likelihood of failed "
         "verification, with ready-to-paste {{cite web}} suggestions.",
     )
-    p.add_argument("article", type=Path, nargs="?", help="wikitext file of the article (or use --title with --wiki)")
-    p.add_argument("--title", help="article title (default: the file name); with --wiki, the page to read")
-    p.add_argument("--wiki", help="read the article from a wiki instead of a file: enwiki, testwiki, or local "
-                   "(the API URL from --api or $SIDE_WIKI_LOCAL_API)")
-    p.add_argument("--api", metavar="URL", help="Action API URL of --wiki local, e.g. http://127.0.0.1:8080/api.php")
-    p.add_argument("--revision", type=int, help="with --wiki: check this revision instead of the current one")
+    add_article_arguments(p)
     p.add_argument("--index", type=Path, help="evidence index directory (default: var/index)")
     p.add_argument("--no-index", action="store_true", help="do not suggest sources from an index")
     p.add_argument("--offline", action="store_true", help="never fetch cited URLs (cache and index only)")
