@@ -43,8 +43,6 @@ import argparse
 import html
 import logging
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,11 +60,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import requests  # noqa: E402
 from stats import cpu_model, percentile  # noqa: E402  (benchmarks/stats.py, beside this script)
 
+from harness.liftwing import MODEL, start_model_server  # noqa: E402  (tests/harness: the tests start it so too)
 from httpserver import LocalServer, Response  # noqa: E402
 
 log = logging.getLogger("benchmarks.liftwing")
 
-MODEL = "side-verifier"
 STARTUP_S = 300
 #: p95 targets per citation, in seconds, by setting.
 TARGETS = {"text": 0.300, "again": 0.300, "fetched": 1.5, "cached": 0.300}
@@ -141,14 +139,6 @@ def body(case: Case, url: str | None) -> dict[str, Any]:
     return {"lang": "en", "title": "WiCE", "claims": [item]}
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def server_env(folder: Path, threads: int) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MODEL_NAME": MODEL, "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1",
            "SIDE_FETCH_WAYBACK_API": "", "SIDE_VAR_DIR": str(folder / "var"), "HF_HUB_OFFLINE": "1",
@@ -158,40 +148,6 @@ def server_env(folder: Path, threads: int) -> dict[str, str]:
     for name in ("MODEL_PATH", "INDEX_PATH"):
         env.pop(name, None)
     return env
-
-
-def start_server(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen, str, float]:
-    """The model server, once it says the model is ready; and how long that took."""
-    port = free_port()
-    started = time.perf_counter()
-    with (folder / "server.log").open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "deploy.liftwing.side_verifier.model", "--http_port", str(port),
-             "--grpc_port", str(free_port()), "--enable_grpc", "false"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the model server exited ({process.returncode}):\n"
-                             f"{(folder / 'server.log').read_text()[-3000:]}")
-        try:
-            if requests.get(f"{base}/v1/models/{MODEL}", timeout=2).json().get("ready") is True:
-                return process, base, time.perf_counter() - started
-        except (requests.RequestException, ValueError):
-            pass
-        time.sleep(0.2)
-    stop_server(process)
-    raise SystemExit(f"the model server was not ready within {STARTUP_S} s")
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
 
 
 def measure(setting: str, runner: str, calls: list[Callable[[], str | None]]) -> Timing:
@@ -312,14 +268,14 @@ def served_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: l
                    runner: str) -> tuple[list[Timing], float]:
     """The settings through a model server of its own (own var dir: a fresh fetch cache)."""
     folder.mkdir()
-    process, base, startup_s = start_server(folder, {**env, "SIDE_VAR_DIR": str(folder / "var")})
-    try:
+    started = time.perf_counter()
+    with start_model_server(folder, {**env, "SIDE_VAR_DIR": str(folder / "var")}, STARTUP_S) as port:
+        startup_s = time.perf_counter() - started
+        base = f"http://127.0.0.1:{port}"
         session = requests.Session()
         for case in cases[:warmup]:
             served(session, base, body(case, None))()
         return settings(cases, urls, lambda r: served(session, base, r), runner), startup_s
-    finally:
-        stop_server(process)
 
 
 def peer_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: list[str], args) -> list[Timing]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.checkpoint import CheckpointError, write_json_atomically
 from service.store import CheckRequest, Origin
 from side.config import BotConfig
 from side.errors import ConfigError
@@ -99,8 +98,6 @@ class BacklogCheckpoint:
 
     @classmethod
     def load(cls, path: Path, wiki: str) -> BacklogCheckpoint:
-        from bot.checkpoint import CheckpointError
-
         if not path.exists():
             return cls(path, wiki)
         try:
@@ -119,17 +116,7 @@ class BacklogCheckpoint:
         self.save()
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"wiki": self.wiki, "done": self.done}, fh, indent=1, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomically(self.path, {"wiki": self.wiki, "done": self.done})
 
 
 @dataclass

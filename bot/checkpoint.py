@@ -27,6 +27,22 @@ from side.errors import SideError
 log = logging.getLogger(__name__)
 
 
+
+def write_json_atomically(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` through a synced temporary file and a rename, so a bot
+    killed mid-write leaves the old checkpoint or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, ensure_ascii=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
 class CheckpointError(SideError):
     """The checkpoint file exists but cannot be read; refusing to guess where to resume."""
 
@@ -109,15 +125,5 @@ class CheckpointFile:
         return checkpoint
 
     def save(self, checkpoint: Checkpoint) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(checkpoint.to_dict(), fh, indent=1)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomically(self.path, checkpoint.to_dict())
         log.debug("checkpoint %s: %s", self.path, checkpoint.position)
