@@ -53,3 +53,21 @@ def need_data(relative: str) -> Path:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return need_data("")
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory) -> Path:
+    """The shipped verifier as `side export hf` writes it (once per run; tests only read it)."""
+    from side.cli import main
+
+    directory = tmp_path_factory.mktemp("export") / "side-verifier"
+    assert main(["export", "hf", str(directory)]) == 0
+    return directory
+
+
+@pytest.fixture(scope="session")
+def fp32_cross_encoder():
+    """The shipped cross-encoder in fp32 on the CPU, the reference the exported copy is compared with."""
+    from side.verify.crossencoder import CrossEncoder
+
+    return CrossEncoder(device="cpu", precision="fp32")

@@ -27,19 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("export") / "side-verifier"
-    assert main(["export", "hf", str(directory)]) == 0
-    return directory
-
-
-@pytest.fixture(scope="module")
-def side_model() -> CrossEncoder:
-    return CrossEncoder(device="cpu", precision="fp32")
-
-
-@pytest.fixture(scope="module")
-def claim_sentence_pairs(side_model) -> list[tuple[str, str]]:
+def claim_sentence_pairs(fp32_cross_encoder) -> list[tuple[str, str]]:
     """Real (claim, sentence) pairs: WiCE claims with gold and other sentences of the page they cite,
     SciFact claims with rationale sentences that support or refute them. Only pairs within the token
     limit, where Side and the standard loaders build the same input."""
@@ -55,26 +43,26 @@ def claim_sentence_pairs(side_model) -> list[tuple[str, str]]:
     for claim in load_scifact_claims(need_data("scifact/claims_dev.jsonl"))[:40]:
         for doc_id, sets in claim.evidence.items():
             pairs.append((claim.claim, corpus[doc_id].sentences[sets[0]["sentences"][0]]))
-    limit = side_model.pairs.max_length
-    fitting = [p for p in pairs if len(side_model.pairs.encode([Pair("", *p)])[0][0]) < limit]
+    limit = fp32_cross_encoder.pairs.max_length
+    fitting = [p for p in pairs if len(fp32_cross_encoder.pairs.encode([Pair("", *p)])[0][0]) < limit]
     assert len(fitting) >= 20
     return fitting
 
 
-def side_logits(side_model: CrossEncoder, pairs: list[Pair]) -> np.ndarray:
+def side_logits(fp32_cross_encoder: CrossEncoder, pairs: list[Pair]) -> np.ndarray:
     import torch
 
     with torch.inference_mode():
-        return side_model.model(**collate(side_model.pairs.encode(pairs))).logits.numpy()
+        return fp32_cross_encoder.model(**collate(fp32_cross_encoder.pairs.encode(pairs))).logits.numpy()
 
 
-def test_sentence_transformers_scores_real_pairs_as_side_does(exported, side_model, claim_sentence_pairs):
+def test_sentence_transformers_scores_real_pairs_as_side_does(exported, fp32_cross_encoder, claim_sentence_pairs):
     from sentence_transformers import CrossEncoder as STCrossEncoder
 
     peer = STCrossEncoder(str(exported), device="cpu")
     assert peer.num_labels == len(LABELS)
-    assert peer.max_seq_length == side_model.pairs.max_length
-    ours = side_model.predict([Pair("", claim, sentence) for claim, sentence in claim_sentence_pairs])
+    assert peer.max_seq_length == fp32_cross_encoder.pairs.max_length
+    ours = fp32_cross_encoder.predict([Pair("", claim, sentence) for claim, sentence in claim_sentence_pairs])
     theirs = peer.predict(claim_sentence_pairs, apply_softmax=True, batch_size=7)
     assert theirs.shape == ours.shape
     assert float(np.abs(theirs - ours).max()) <= PROB_TOLERANCE
@@ -82,7 +70,7 @@ def test_sentence_transformers_scores_real_pairs_as_side_does(exported, side_mod
     assert len(set(ours.argmax(axis=1))) >= 2
 
 
-def test_transformers_gives_side_logits_with_the_exported_tokenizer(exported, side_model, claim_sentence_pairs):
+def test_transformers_gives_side_logits_with_the_exported_tokenizer(exported, fp32_cross_encoder, claim_sentence_pairs):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -91,18 +79,18 @@ def test_transformers_gives_side_logits_with_the_exported_tokenizer(exported, si
     assert model.config.id2label == dict(enumerate(LABELS))
     claims, sentences = zip(*claim_sentence_pairs, strict=True)
     batch = tokenizer(list(claims), list(sentences), padding=True, truncation=True, return_tensors="pt")
-    ids, types = zip(*side_model.pairs.encode([Pair("", c, s) for c, s in claim_sentence_pairs]), strict=True)
+    ids, types = zip(*fp32_cross_encoder.pairs.encode([Pair("", c, s) for c, s in claim_sentence_pairs]), strict=True)
     for row, (side_ids, side_types) in enumerate(zip(ids, types, strict=True)):
         width = len(side_ids)
         assert batch["input_ids"][row, :width].tolist() == side_ids
         assert batch["token_type_ids"][row, :width].tolist() == side_types
     with torch.inference_mode():
         logits = model(**batch).logits.numpy()
-    expected = side_logits(side_model, [Pair("", c, s) for c, s in claim_sentence_pairs])
+    expected = side_logits(fp32_cross_encoder, [Pair("", c, s) for c, s in claim_sentence_pairs])
     assert float(np.abs(logits - expected).max()) <= LOGIT_TOLERANCE
 
 
-def test_side_built_inputs_score_the_same_when_given_as_text(exported, side_model):
+def test_side_built_inputs_score_the_same_when_given_as_text(exported, fp32_cross_encoder):
     """Side's own inputs (title, section, left-truncated context): decoded to text, the peer gets
     the same token ids and the same probabilities, so Side's truncation is the only difference.
 
@@ -117,19 +105,19 @@ def test_side_built_inputs_score_the_same_when_given_as_text(exported, side_mode
     pairs = [wice_query(c).pair(s) for c in claims for s in wice_sentences(c)[:2]]
     peer = STCrossEncoder(str(exported), device="cpu")
     tokenizer, kept, texts, truncated = peer.tokenizer, [], [], 0
-    for pair, (ids, types) in zip(pairs, side_model.pairs.encode(pairs), strict=True):
+    for pair, (ids, types) in zip(pairs, fp32_cross_encoder.pairs.encode(pairs), strict=True):
         second = types.index(1)
         text = (tokenizer.decode(ids[1 : second - 1]), tokenizer.decode(ids[second:-1]))
         if tokenizer(*text)["input_ids"] == ids:
             kept.append(pair)
             texts.append(text)
-            truncated += len(ids) == side_model.pairs.max_length
+            truncated += len(ids) == fp32_cross_encoder.pairs.max_length
     assert len(kept) >= 0.75 * len(pairs) and truncated >= 1
     theirs = peer.predict(texts, apply_softmax=True)
-    assert float(np.abs(theirs - side_model.predict(kept)).max()) <= PROB_TOLERANCE
+    assert float(np.abs(theirs - fp32_cross_encoder.predict(kept)).max()) <= PROB_TOLERANCE
 
 
-def test_export_holds_every_weight_and_names_the_labels(exported, side_model):
+def test_export_holds_every_weight_and_names_the_labels(exported, fp32_cross_encoder):
     from safetensors.torch import load_file
 
     from side.retrieval.encoder import minilm_path
@@ -140,7 +128,7 @@ def test_export_holds_every_weight_and_names_the_labels(exported, side_model):
     assert config["id2label"] == {str(i): label for i, label in enumerate(meta["labels"])}
     assert config["label2id"] == {label: i for i, label in enumerate(meta["labels"])}
     weights = load_file(str(exported / "model.safetensors"))
-    state = side_model.model.state_dict()
+    state = fp32_cross_encoder.model.state_dict()
     assert set(weights) == set(state)
     assert all(weights[k].dtype == state[k].dtype and bool((weights[k] == state[k]).all()) for k in state)
     # The frozen embeddings the shipped file leaves out are in, and are the offline package's.

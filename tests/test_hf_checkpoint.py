@@ -32,18 +32,6 @@ PROB_TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("hf") / "side-verifier"
-    assert main(["export", "hf", str(directory)]) == 0
-    return directory
-
-
-@pytest.fixture(scope="module")
-def native() -> CrossEncoder:
-    return CrossEncoder(device="cpu", precision="fp32")
-
-
-@pytest.fixture(scope="module")
 def real_pairs() -> list[Pair]:
     """WiCE claims in their article context against a gold and a non-gold sentence of the cited
     page, SciFact claims against rationales that support or refute them, and one pair long enough
@@ -82,32 +70,33 @@ def rewrite(source: Path, target: Path, labels: list[str], rows: list[int]) -> P
     return target
 
 
-def test_exported_checkpoint_scores_real_pairs_as_the_native_loader(exported, native, real_pairs):
+def test_exported_checkpoint_scores_real_pairs_as_the_native_loader(exported, fp32_cross_encoder, real_pairs):
     checkpoint = CrossEncoder(exported, device="cpu", precision="fp32")
-    assert checkpoint.format == "hf" and native.format == "side"
+    assert checkpoint.format == "hf" and fp32_cross_encoder.format == "side"
     assert checkpoint.columns == [SUPPORTS, REFUTES, NEI]
-    assert checkpoint.pairs.max_length == native.pairs.max_length
+    assert checkpoint.pairs.max_length == fp32_cross_encoder.pairs.max_length
     # The long pair is cut the same way: Side's truncation, not the tokenizer's.
-    assert checkpoint.pairs.encode(real_pairs) == native.pairs.encode(real_pairs)
-    assert len(checkpoint.pairs.encode(real_pairs[-1:])[0][0]) == native.pairs.max_length
-    ours, theirs = native.predict(real_pairs), checkpoint.predict(real_pairs, batch_size=5)
+    assert checkpoint.pairs.encode(real_pairs) == fp32_cross_encoder.pairs.encode(real_pairs)
+    assert len(checkpoint.pairs.encode(real_pairs[-1:])[0][0]) == fp32_cross_encoder.pairs.max_length
+    ours, theirs = fp32_cross_encoder.predict(real_pairs), checkpoint.predict(real_pairs, batch_size=5)
     assert float(np.abs(theirs - ours).max()) <= PROB_TOLERANCE
     assert len({int(row.argmax()) for row in ours}) > 1  # the pairs are not all one class
 
 
-def test_permuted_labels_under_nli_names_map_to_sides_columns(exported, native, real_pairs, tmp_path):
+def test_permuted_labels_under_nli_names_map_to_sides_columns(exported, fp32_cross_encoder, real_pairs, tmp_path):
     # Output 0 is NEI, 1 SUPPORTS, 2 REFUTES, named as MNLI checkpoints name them.
     rows = [NEI, SUPPORTS, REFUTES]
     checkpoint = CrossEncoder(rewrite(exported, tmp_path / "nli", ["Neutral", "ENTAILMENT", "contradiction"], rows),
                               device="cpu", precision="fp32")
     assert checkpoint.columns == rows
-    assert float(np.abs(checkpoint.predict(real_pairs) - native.predict(real_pairs)).max()) <= PROB_TOLERANCE
+    difference = np.abs(checkpoint.predict(real_pairs) - fp32_cross_encoder.predict(real_pairs))
+    assert float(difference.max()) <= PROB_TOLERANCE
 
 
-def test_two_label_checkpoint_gives_support_and_not_enough_info(exported, native, real_pairs, tmp_path):
+def test_two_label_checkpoint_gives_support_and_not_enough_info(exported, fp32_cross_encoder, real_pairs, tmp_path):
     directory = rewrite(exported, tmp_path / "binary", ["entailment", "not_entailment"], [SUPPORTS, NEI])
     checkpoint = CrossEncoder(directory, device="cpu", precision="fp32")
-    probs, full = checkpoint.predict(real_pairs), native.predict(real_pairs)
+    probs, full = checkpoint.predict(real_pairs), fp32_cross_encoder.predict(real_pairs)
     assert checkpoint.model.config.num_labels == 2
     assert np.all(probs[:, REFUTES] == 0.0)
     # A softmax over the SUPPORTS and NEI logits alone: the three-way odds between the two.
