@@ -124,8 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     from side.config import load_config
     from side.verify.verifier import Verifier
 
-    settings = load_config().verifier
-    now = Verifier.from_config(settings)
+    now = Verifier.from_config(load_config())
     today = Verifier(now.cross_encoder, now.encoder, now.combiner, now.k, now.batch_size, now.tagger, shortlist=0)
     claims, pages = load_cases(args.claims, min_sentences=args.min_sentences)
     warm, warm_pages = load_cases(args.warmup, skip=args.claims, min_sentences=args.min_sentences)

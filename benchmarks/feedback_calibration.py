@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flagged-only", action="store_true", help="review only the claims the shipped cut flags")
     args = parser.parse_args(argv)
     config = load_config()
-    verifier = Verifier.load(args.model, device=config.verifier.device, precision=config.verifier.precision)
+    verifier = Verifier.from_config(config, args.model)
     combiner = verifier.combiner
     assert combiner is not None, "the model has no combiner.json"
     claims = load_wice(Path(config.data_dir) / "wice" / "claim_dev.jsonl")

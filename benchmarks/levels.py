@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config()
     data = Path(config.data_dir)
     cache = Path(config.var_dir) / "calibration"
-    verifier = Verifier.load(args.model, device=config.verifier.device, precision=config.verifier.precision)
+    verifier = Verifier.from_config(config, args.model)
     combiner = verifier.combiner
     assert combiner is not None, "the model has no combiner.json"
 

@@ -240,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal verifier
         if verifier is None:
             from side.verify.verifier import Verifier
-            verifier = Verifier.load(args.model or config.verifier.model_dir or None, device=config.verifier.device,
-                                     precision=config.verifier.precision)
+            verifier = Verifier.from_config(config, args.model)
         return verifier
 
     wice = cached_items("WiCE dev", cache / "wice_dev.json",

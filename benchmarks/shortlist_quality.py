@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     path = config.data_dir / "wice" / "claim_dev.jsonl"
     if not path.is_file():
         raise SystemExit(f"no WiCE dev claims at {path} (set SIDE_DATA_DIR)")
-    now = Verifier.from_config(config.verifier)
+    now = Verifier.from_config(config)
     today = Verifier(now.cross_encoder, now.encoder, now.combiner, now.k, now.batch_size, now.tagger, shortlist=0)
     now.embeddings = today.embeddings
     now.cross_encoder = today.cross_encoder = MemoCrossEncoder(now.cross_encoder)  # type: ignore[assignment]

@@ -596,7 +596,7 @@ class Pipeline:
             fetch = None
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
-        verifier = Verifier.from_config(config.verifier, model_dir, encoder_model=config.encoder.model)
+        verifier = Verifier.from_config(config, model_dir)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None

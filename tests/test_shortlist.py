@@ -108,11 +108,11 @@ def test_a_page_seen_before_embeds_nothing_again(shipped):
 def test_shortlist_comes_from_the_configuration(shipped):
     config = load_config(environ={"SIDE_VERIFIER_SHORTLIST": "24", "SIDE_VERIFIER_SHORTLIST_NEIGHBOURS": "2"})
     assert (config.verifier.shortlist, config.verifier.shortlist_neighbours) == (24, 2)
-    verifier = Verifier.from_config(config.verifier)
+    verifier = Verifier.from_config(config)
     assert (verifier.shortlist, verifier.shortlist_neighbours) == (24, 2)
     from side.pipeline import Pipeline
 
     pipeline = Pipeline.from_config(config, offline=True, use_index=False)
     assert (pipeline.verifier.shortlist, pipeline.verifier.shortlist_neighbours) == (24, 2)
-    default = Verifier.from_config(load_config(environ={}).verifier)
+    default = Verifier.from_config(load_config(environ={}))
     assert default.shortlist == VerifierConfig.shortlist > 0

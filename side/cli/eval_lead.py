@@ -37,8 +37,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from side.verify.verifier import Verifier
 
     pages = list(articles(Path(args.data_dir or config.data_dir), args.files))
-    verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
-                             precision=config.verifier.precision)
+    verifier = Verifier.from_config(config, args.model)
     with tqdm(total=len(pages), desc="checking leads", unit="article") as bar:  # on stderr, beside --json
         report = evaluate_lead(lambda lead: check_lead(verifier, lead), pages, bar.update)
     if args.json:

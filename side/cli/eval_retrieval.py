@@ -59,7 +59,7 @@ def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
             raise InputError(f"no such claims file: {claims}")
         from side.verify.verifier import Verifier
 
-        verifier = Verifier.from_config(config.verifier, encoder_model=config.encoder.model)
+        verifier = Verifier.from_config(config)
         return retrieval.evaluate_own_sources(claims, verifier, args.preselect)
     if args.task == "wice-recovery":
         return retrieval.evaluate_wice_recovery(claims, cache, milvus=milvus)

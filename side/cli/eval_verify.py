@@ -77,7 +77,7 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
-    verifier = Verifier.from_config(config.verifier, args.model, encoder_model=args.encoder or config.encoder.model,
+    verifier = Verifier.from_config(config, args.model, encoder_model=args.encoder,
                                     split_claims=args.split_claims)
     tasks = TASKS if args.task == "all" else (args.task,)
     results: dict = {}

@@ -44,8 +44,7 @@ def run_lead(args: argparse.Namespace, config: Config) -> int:
     lead = read_lead(wikitext, title)
     verdicts: list[LeadVerdict] = []
     if lead.claims:
-        verifier = Verifier.load(args.model or (config.verifier.model_dir or None), device=config.verifier.device,
-                                 precision=config.verifier.precision)
+        verifier = Verifier.from_config(config, args.model)
         verdicts = check_lead(verifier, lead)
     if args.json:
         print(json.dumps({"title": title, "lead_sentences": lead.sentences, "cited": lead.cited,

@@ -127,7 +127,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         if args.train_only:
             print(json.dumps({"training": stats}, indent=2))
             return 0
-    verifier = Verifier.from_config(config.verifier, args.out, encoder_model=config.encoder.model)
+    verifier = Verifier.from_config(config, args.out)
     cache = Path(config.var_dir) / "calibration"
     combiner = verifier.combiner
     if combiner is None or not args.levels_only:

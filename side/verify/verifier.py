@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from side.config import VerifierConfig
+from side.config import Config, VerifierConfig
 from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     LABELS,
@@ -321,13 +321,14 @@ class Verifier:
         return cls(cross, combiner=combiner, **kwargs)
 
     @classmethod
-    def from_config(cls, settings: VerifierConfig, model_dir: str | Path | None = None,
-                    encoder_model: str = "minilm", split_claims: bool | None = None) -> Verifier:
-        """The verifier ``settings`` (the ``[verifier]`` section) describe, with the bi-encoder
-        ``encoder_model`` (``encoder.model``); ``model_dir`` and ``split_claims`` override theirs."""
+    def from_config(cls, config: Config, model_dir: str | Path | None = None, encoder_model: str | None = None,
+                    split_claims: bool | None = None) -> Verifier:
+        """The verifier the configuration describes (its ``[verifier]`` settings and ``encoder.model``);
+        ``model_dir``, ``encoder_model`` and ``split_claims`` override them (the CLI's options)."""
+        settings = config.verifier
         return cls.load(model_dir or settings.model_dir or None, device=settings.device, precision=settings.precision,
-                        encoder_model=encoder_model, batch_size=settings.batch_size, shortlist=settings.shortlist,
-                        shortlist_neighbours=settings.shortlist_neighbours,
+                        encoder_model=encoder_model or config.encoder.model, batch_size=settings.batch_size,
+                        shortlist=settings.shortlist, shortlist_neighbours=settings.shortlist_neighbours,
                         split_claims=settings.split_claims if split_claims is None else split_claims)
 
     @property
