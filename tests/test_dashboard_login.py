@@ -339,6 +339,22 @@ def test_the_identity_is_checked_before_it_is_believed(served):
             login.identify(dataclasses.replace(config, consumer_secret="0" * 40), *access)
 
 
+def test_an_identity_issued_by_another_server_is_refused(served):
+    """The JWT's issuer must be the wiki the login was configured for: the wiki's extension signs
+    with the consumer secret, so only the issuer tells a statement about another wiki's account."""
+    app, base, wiki = served
+    config = app.extensions["side"].config.login
+    with wiki.extra_settings("$wgCanonicalServer = 'http://other-wiki.invalid';"), app.test_request_context():
+        token, secret = login.request_token(config, f"{base}/auth/callback")
+        callback = wiki.oauth_allow(browser(wiki), login.authorize_url(config, token))
+        access = login.access_token(config, token, secret, parse_qs(urlsplit(callback).query)["oauth_verifier"][0])
+        with pytest.raises(login.WikiRefusal, match="issued by 'http://other-wiki.invalid', not the wiki"):
+            login.identify(config, *access)
+    # the same access token, once the wiki names itself again, identifies its user
+    with app.test_request_context():
+        assert login.identify(config, *access) == login.Identity(username="Alice", blocked=False)
+
+
 def test_a_reviewer_logs_in_and_reviews_in_chromium(served, page):
     """The same handshake in headless Chromium: the wiki's own login form and its Allow button."""
     app, base, wiki = served

@@ -30,6 +30,7 @@ installs them); in CI (``CI=true``) that is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -127,6 +128,13 @@ class Account:
     @property
     def login_password(self) -> str:
         return self.bot_password if self.bot_app else self.password
+
+
+def _bump_mtime(path: Path, seconds: float = 2.5) -> None:
+    """Move ``path``'s time stamp forward and wait until the clock passes it (see extra_settings)."""
+    stamp = time.time() + seconds
+    os.utime(path, (stamp, stamp))
+    time.sleep(seconds)
 
 
 def is_installed() -> tuple[bool, str]:
@@ -227,6 +235,23 @@ class MediaWiki:
         if answer.status_code not in (301, 302, 303) or "Location" not in answer.headers:
             raise MediaWikiError(f"the wiki did not redirect after Allow ({answer.status_code}): {answer.text[:500]}")
         return answer.headers["Location"]
+
+    @contextlib.contextmanager
+    def extra_settings(self, php: str) -> Iterator[None]:
+        """``php`` appended to ``LocalSettings.php`` while the block runs, then taken out again.
+
+        ``php -S`` reads the settings on every request; the file's time stamp moves by two
+        seconds and the block starts two seconds later, so no cached copy of the old file
+        (opcache revalidates at most every 2 s) answers inside it, nor of the new one after it.
+        """
+        original = self.settings.read_text(encoding="utf-8")
+        try:
+            self.settings.write_text(original + "\n" + php + "\n", encoding="utf-8")
+            _bump_mtime(self.settings)
+            yield
+        finally:
+            self.settings.write_text(original, encoding="utf-8")
+            _bump_mtime(self.settings)
 
     def _prepend_headers(self) -> list[str]:
         """``php -d auto_prepend_file=`` options that make every PHP response send ``headers``
