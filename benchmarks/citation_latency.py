@@ -1,4 +1,4 @@
-"""Latency of one citation whose source text is in hand: the pipeline now vs today's settings.
+"""Latency of one citation whose source text is in hand: the pipeline now vs before its last change.
 
 One :meth:`Pipeline.verify_claims` call per citation, on real WiCE dev claims
 (``SIDE_DATA_DIR``/wice/claim_dev.jsonl) with the sentences of the pages they cite in hand (the
@@ -8,12 +8,13 @@ loader returns them: no fetch, no index), in two settings:
   of a source: what the gadget's first check of a ref costs);
 - **cached**: the same citations again (the page's embeddings are in memory).
 
-Peer, measured in the same run on the same inputs: the same pipeline with today's settings
-before the BM25 shortlist (``verifier.shortlist = 0``: every sentence of the page embedded).
-Both share one cross-encoder and one bi-encoder; each has its own embedding cache. The two run
-interleaved citation by citation, in alternating order, so load from other work on the machine
-hits both alike. Also printed: how often the two agree on the level, and the mean change of
-the support score (``side eval verify wice`` measures quality itself).
+Peer, measured in the same run on the same inputs: the pipeline before length-bucketed batches
+(``batch_overhead`` None on its bi-encoder and cross-encoder: a page's shortlist embedded as one
+batch of up to 64 sentences, each padded to the longest, as all releases before did). Both share
+the models' weights; each has its own embedding cache. The two run interleaved citation by
+citation, in alternating order, so load from other work on the machine hits both alike. Also
+printed: how often the two agree on the level, and the mean change of the support score
+(``side eval verify wice`` measures quality itself).
 
 Target (the issue "A stronger verifier"): p95 <= 0.5 s per citation with the source text in
 hand, on a 2-core CPU with the default backbone.
@@ -28,6 +29,7 @@ both, interleaved, to compare them.
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import os
 import sys
@@ -90,6 +92,14 @@ def pipeline_for(verifier, pages):
     return Pipeline(verifier, None, lambda url: (SourceStatus.CACHE, list(pages[url]), "", ""))
 
 
+def unbucketed(model):
+    """A view of the bi-encoder or cross-encoder ``model`` (same weights) batching as before:
+    consecutive runs of the batch size, padded to their longest member."""
+    view = copy.copy(model)
+    view.batch_overhead = None
+    return view
+
+
 def measure(runners: dict[str, Callable], claims, rounds: int) -> dict[str, Timing]:
     """Each runner on each claim, interleaved in alternating order; ``rounds`` passes (the first
     never seen, the next cached)."""
@@ -125,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     from side.verify.verifier import Verifier
 
     now = Verifier.from_config(load_config())
-    today = Verifier(now.cross_encoder, now.encoder, now.combiner, now.k, now.batch_size, now.tagger, shortlist=0)
+    before = Verifier(unbucketed(now.cross_encoder), unbucketed(now.encoder), now.combiner, now.k, now.batch_size,
+                      now.tagger, now.split_claims, now.shortlist, now.shortlist_neighbours)
     claims, pages = load_cases(args.claims, min_sentences=args.min_sentences)
     warm, warm_pages = load_cases(args.warmup, skip=args.claims, min_sentences=args.min_sentences)
     pages.update(warm_pages)
@@ -140,9 +151,9 @@ def main(argv: list[str] | None = None) -> None:
         runners = {"main thread": on("main", pipeline), "worker thread": on("worker", pipeline)}
         title = f"new settings (shortlist {now.shortlist}), main vs worker thread"
     else:
-        runners = {"today (shortlist 0)": on(args.on, pipeline_for(today, pages)),
-                   f"now (shortlist {now.shortlist})": on(args.on, pipeline_for(now, pages))}
-        title = f"today vs now, on the {args.on} thread"
+        runners = {"before (one batch)": on(args.on, pipeline_for(before, pages)),
+                   "now (length buckets)": on(args.on, pipeline_for(now, pages))}
+        title = f"before vs now (shortlist {now.shortlist} both), on the {args.on} thread"
     for claim in warm:
         for run in runners.values():
             run(claim)

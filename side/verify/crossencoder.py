@@ -4,7 +4,8 @@ Input is built as Side builds it: ``[CLS] title [SEP] left context [SEP] passage
 The query side is cut from the *left*, so the words nearest the citation survive; the passage
 side is cut from the right. The model predicts SUPPORTS / REFUTES / NOT ENOUGH INFO.
 
-Inference sorts pairs by length, pads each batch only to its longest member and runs under
+Inference sorts pairs by length, cuts them into batches where lengths jump
+(:func:`side.retrieval.encoder.padding_batches`), pads each only to its longest member and runs under
 ``torch.inference_mode()``, on CUDA when present, in bf16 on CPUs that multiply bf16 natively
 (``side.verify.precision``). The shipped weights hold only what training
 changed: the (frozen) word embeddings come from the offline backbone they were trained from
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from side.errors import ModelLoadError
-from side.retrieval.encoder import encoder_path, pick_device
+from side.retrieval.encoder import BATCH_OVERHEAD_TOKENS, encoder_path, padding_batches, pick_device
 
 __all__ = [
     "VerdictLabel", "LABELS", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
@@ -321,6 +322,8 @@ class CrossEncoder:
         self.pairs = PairEncoder(tokenizer, max_length or int(self.meta.get("max_length", 256)))
         #: The batch keys the model's forward takes (DistilBERT-like models take no token types).
         self.inputs = tuple(tokenizer.model_input_names)
+        #: A forward pass's cost in tokens, for :func:`padding_batches` (None: fixed runs of the batch size).
+        self.batch_overhead: int | None = BATCH_OVERHEAD_TOKENS
         self._torch = torch
         log.info("cross-encoder %s (%s format, labels %s, %s on %s, %d tokens)", self.model_dir, self.format,
                  "/".join(self.meta.get("labels", LABELS)), self.precision, self.device, self.pairs.max_length)
@@ -373,11 +376,9 @@ class CrossEncoder:
         if not pairs:
             return probs
         encoded = self.pairs.encode(pairs)
-        order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]))
         pad = self.pairs.tokenizer.pad_token_id or 0
         with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
+            for idx in padding_batches([len(ids) for ids, _ in encoded], batch_size, self.batch_overhead):
                 batch = {k: v.to(self.device) for k, v in collate([encoded[i] for i in idx], pad).items()
                          if k in self.inputs}
                 logits = self.model(**batch).logits
