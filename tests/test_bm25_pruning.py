@@ -12,7 +12,7 @@ from side.config import RetrievalConfig, load_config
 from side.errors import InputError
 from side.retrieval.corpus import build_corpus, documents_from_jsonl
 from side.retrieval.retriever import Retriever, build_index
-from side.retrieval.sparse import SparseIndex, prune_postings, score_top_k
+from side.retrieval.sparse import SparseIndex, _sum_by_passage, prune_postings, score_top_k
 
 K = 10
 
@@ -137,3 +137,29 @@ def test_setting_read_from_toml_and_environment(tmp_path):
 def test_negative_setting_is_refused(whole):
     with pytest.raises(InputError):
         whole.with_max_postings(-1)
+
+
+def test_loading_pruned_keeps_only_the_cut_lists(whole, queries, tmp_path):
+    whole.save(tmp_path)
+    loaded = SparseIndex.load(tmp_path, max_postings=20)
+    assert not loaded.whole and len(loaded.bm25.scores["data"]) < len(whole.bm25.scores["data"])
+    for a, b in zip(whole.with_max_postings(20).retrieve(queries, K), loaded.retrieve(queries, K), strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError):
+        loaded.save(tmp_path / "again")
+    roomy = SparseIndex.load(tmp_path, max_postings=longest_list(whole))
+    assert roomy.whole and not isinstance(roomy.bm25.scores["data"], np.memmap)
+    for a, b in zip(whole.retrieve(queries, K), roomy.retrieve(queries, K), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("num_docs", [50, 100_000])
+def test_both_ways_of_summing_postings_agree(num_docs):
+    """A few postings are summed after sorting, many into a corpus-long array: same sums."""
+    rng = np.random.default_rng(4)
+    passages = rng.integers(0, 50, 400).astype(np.int32)
+    values = rng.random(400).astype(np.float32)
+    found, totals = _sum_by_passage(passages, values, num_docs)
+    expected = np.unique(passages)
+    np.testing.assert_array_equal(found, expected)
+    np.testing.assert_allclose(totals, [values[passages == p].sum() for p in expected], rtol=1e-5)
