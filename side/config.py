@@ -108,9 +108,9 @@ class RetrievalConfig:
     #: to its this many highest-scoring passages when the index is loaded, so a query's cost stops
     #: growing with the corpus (side.retrieval.sparse; measured in docs/scale.md). Lists no longer
     #: than this are whole, so a corpus of at most this many passages gets exactly unpruned BM25.
-    #: The default is the largest of 10k / 30k / 100k whose BM25 p95 at 1M passages stayed under a
-    #: third of the 50 ms hybrid target (SciFact train claims; docs/scale.md). 0: never prune.
-    bm25_max_postings: int = 100_000
+    #: The default is the largest of 10k / 30k / 100k / 300k whose BM25 p95 at 1M passages stayed
+    #: under a third of the 50 ms hybrid target (SciFact train claims; docs/scale.md). 0: never.
+    bm25_max_postings: int = 300_000
     #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
     #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).
     backend: str = "embedded"

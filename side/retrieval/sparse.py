@@ -3,12 +3,13 @@
 Stemming: PyStemmer's Snowball when installed, else a light plural stripper built in. The index
 is saved as bm25s's own ``.npy`` + JSON files, never pickled.
 
-Pruning (``retrieval.bm25_max_postings``). bm25s scores every posting of every query word into an
-array as long as the corpus, so a query's cost grows with the corpus: ~150 ms at 1M passages
-(docs/scale.md). With ``max_postings`` M > 0, each word's posting list is cut, when the index is
-loaded, to its M highest-scoring passages (impact-ordered static pruning, Carmel et al., SIGIR
-2001, term-centric), and queries add up only those: a query's cost is bounded by M times its
-words, whatever the corpus size. The stored index stays whole, so M can change without a rebuild.
+Pruning (``retrieval.bm25_max_postings``). bm25s adds every posting of every query word into an
+array as long as the corpus and selects the top k from all of it, so a query's cost grows with
+the corpus: ~250 ms at 1M passages (docs/scale.md). With ``max_postings`` M > 0, each word's
+posting list is cut, when the index is loaded, to its M highest-scoring passages (impact-ordered
+static pruning, Carmel et al., SIGIR 2001, term-centric), and queries sum only the kept postings
+of their words (:func:`score_top_k`): at most M per word, whatever the corpus size. The stored
+index stays whole, so M can change without a rebuild.
 Lists no longer than M are untouched, and when no list is longer than M, queries go through
 bm25s unchanged: a corpus of at most M passages gives exactly the unpruned results.
 
