@@ -5,7 +5,7 @@ is saved as bm25s's own ``.npy`` + JSON files, never pickled.
 
 Pruning (``retrieval.bm25_max_postings``). bm25s adds every posting of every query word into an
 array as long as the corpus and selects the top k from all of it, so a query's cost grows with
-the corpus: ~250 ms at 1M passages (docs/scale.md). With ``max_postings`` M > 0, each word's
+the corpus: 160–250 ms at 1M passages (docs/scale.md). With ``max_postings`` M > 0, each word's
 posting list is cut, when the index is loaded, to its M highest-scoring passages (impact-ordered
 static pruning, Carmel et al., SIGIR 2001, term-centric), and queries sum only the kept postings
 of their words (:func:`score_top_k`): at most M per word, whatever the corpus size. The stored
