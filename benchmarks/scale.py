@@ -45,6 +45,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -62,7 +63,7 @@ from side.retrieval.corpus import (
 )
 from side.retrieval.dense import DenseIndex, embed_cached
 from side.retrieval.retriever import Retriever
-from side.retrieval.sparse import SparseIndex
+from side.retrieval.sparse import SparseIndex, make_stemmer, quiet_bm25s
 
 log = logging.getLogger("benchmarks.scale")
 
@@ -244,17 +245,46 @@ class Run:
     unique: int = 0
 
 
+def repeated_sparse(pool_tokens: tuple[str, Any], n: int) -> SparseIndex:
+    """BM25 over ``n`` passages that repeat the pool's texts, each text analysed once: passage i
+    gets the word ids of pool text i % len(pool), the same index as analysing all ``n`` texts
+    (bm25s numbers words by first appearance, and every word first appears in the pool)."""
+    bm25s = quiet_bm25s()
+    stemmer, tokens = pool_tokens
+    ids = [tokens.ids[i % len(tokens.ids)] for i in range(n)]
+    return SparseIndex.from_tokens(bm25s.tokenization.Tokenized(ids=ids, vocab=tokens.vocab), stemmer, progress=True)
+
+
+def pool_tokens(pool: list[Passage]) -> tuple[str, Any]:
+    """(resolved stemmer, the pool's texts analysed as SparseIndex.build does)."""
+    bm25s = quiet_bm25s()
+    name, stem = make_stemmer("auto")
+    tokens = bm25s.tokenize([p.index_text for p in pool], stopwords="en", stemmer=stem, show_progress=False)
+    return name, tokens
+
+
 def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str], claims: list[str],
-                   claim_vectors: np.ndarray, scratch: Path, run: Run, encode: bool, unique: int) -> None:
-    """BM25 once, then each faiss kind on the same vectors; flat first as the reference."""
+                   claim_vectors: np.ndarray, scratch: Path, run: Run, encode: bool, unique: int,
+                   tokens: tuple[str, Any], max_postings: list[int]) -> None:
+    """BM25 once, then each faiss kind on the same vectors; flat first as the reference. Each
+    approximate kind is measured again with BM25 pruned to each of ``max_postings``; the
+    reference stays whole BM25 + flat."""
     gc.collect()
     before = rss_bytes()
     start = time.perf_counter()
-    sparse = SparseIndex.build([p.index_text for p in corpus.passages], progress=True)
+    sparse = repeated_sparse(tokens, n)
     build_s = time.perf_counter() - start
     gc.collect()
-    run.rows.append(Row(n, "embedded", "bm25s", build_s, sparse_bytes(sparse), rss_bytes() - before))
+    run.rows.append(Row(n, "embedded", "bm25s", build_s, sparse_bytes(sparse), rss_bytes() - before,
+                        note="texts analysed once per distinct text"))
     print(f"measured: {run.rows[-1]}", flush=True)
+    pruned = {}
+    for m in max_postings:
+        start = time.perf_counter()
+        pruned[m] = sparse.with_max_postings(m)
+        kept = len(pruned[m].pruned.data) if pruned[m].pruned is not None else len(sparse.bm25.scores["data"])
+        print(f"bm25_max_postings={m}: pruned in {time.perf_counter() - start:.1f} s, "
+              f"{kept:,} of {len(sparse.bm25.scores['data']):,} postings kept", flush=True)
     truth_dense: list[list[int]] = []
     truth_hybrid: list[list[int]] = []
     for kind in ["flat", *[k for k in kinds if k != "flat"]]:
@@ -264,23 +294,29 @@ def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str]
         dense = DenseIndex.build(vectors, kind)
         build_s = time.perf_counter() - start
         growth = rss_bytes() - before
-        retriever = Retriever(corpus, sparse, dense)
-        dense_ids, dense_ms = timed_rows(retriever, claims, claim_vectors, "dense")
-        hybrid_ids, hybrid_ms = timed_rows(retriever, claims, claim_vectors, "hybrid")
-        row = Row(n, "embedded", kind, build_s, index_bytes(dense, scratch), growth,
-                  *percentiles(dense_ms), *percentiles(hybrid_ms))
-        if encode:
-            row.hybrid_enc_p95 = percentiles(timed_rows(retriever, claims, claims, "hybrid")[1])[1]
-        if kind == "flat":
-            truth_dense, truth_hybrid = dense_ids, hybrid_ids
-            run.flat_dense[n] = dense_ids
-        row.recall_dense, row.recall_hybrid = recall(dense_ids, truth_dense), recall(hybrid_ids, truth_hybrid)
-        row.recall_dense_text = recall(dense_ids, truth_dense, unique)
-        row.recall_hybrid_text = recall(hybrid_ids, truth_hybrid, unique)
-        run.rows.append(row)
-        print(f"measured: {row}", flush=True)  # partial results survive a run stopped early
-        del retriever, dense
-    del sparse
+        size = index_bytes(dense, scratch)
+        # flat is the reference (whole BM25); each approximate kind with whole, then pruned BM25
+        variants = [(sparse, "")] + ([] if kind == "flat" else
+                                     [(pruned[m], f" +bm25_max_postings={m}") for m in max_postings])
+        for sparse_index, label in variants:
+            retriever = Retriever(corpus, sparse_index, dense)
+            dense_ids, dense_ms = timed_rows(retriever, claims, claim_vectors, "dense")
+            hybrid_ids, hybrid_ms = timed_rows(retriever, claims, claim_vectors, "hybrid")
+            row = Row(n, "embedded", kind + label, build_s, size, growth, *percentiles(dense_ms),
+                      *percentiles(hybrid_ms))
+            if encode:
+                row.hybrid_enc_p95 = percentiles(timed_rows(retriever, claims, claims, "hybrid")[1])[1]
+            if kind == "flat":
+                truth_dense, truth_hybrid = dense_ids, hybrid_ids
+                run.flat_dense[n] = dense_ids
+            row.recall_dense, row.recall_hybrid = recall(dense_ids, truth_dense), recall(hybrid_ids, truth_hybrid)
+            row.recall_dense_text = recall(dense_ids, truth_dense, unique)
+            row.recall_hybrid_text = recall(hybrid_ids, truth_hybrid, unique)
+            run.rows.append(row)
+            print(f"measured: {row}", flush=True)  # partial results survive a run stopped early
+            del retriever
+        del dense
+    del sparse, pruned
     gc.collect()
 
 
@@ -487,6 +523,9 @@ def parse_args(config) -> argparse.Namespace:
     parser.add_argument("--kinds", nargs="+", default=["hnsw", "ivfpq"],
                         help="approximate faiss indexes to compare with flat, as retrieval.faiss_index specs "
                              "(default: hnsw ivfpq; e.g. hnsw:ef_search=64 ivfpq:nprobe=32,refine=flat)")
+    parser.add_argument("--bm25-max-postings", type=int, nargs="*", default=[],
+                        help="also measure each approximate kind with BM25's lists pruned to these many postings "
+                             "(retrieval.bm25_max_postings); the recall reference stays whole BM25 + flat")
     parser.add_argument("--queries", type=int, default=200, help="real claims to query with (default 200)")
     parser.add_argument("--jitter", type=float, default=0.005,
                         help="sigma of the per-dimension noise that sets repeated vectors apart (default 0.005)")
@@ -525,6 +564,7 @@ def main() -> None:
     claims += [c.claim for c in load_scifact_claims(args.data / "scifact" / "claims_dev.jsonl")]
     claims = claims[:: max(1, len(claims) // args.queries)][: args.queries]
     claim_vectors = shared_encoder().encode(claims)
+    tokens = pool_tokens(pool)
     sources = ", ".join(f"{name} {n:,}" for name, n in counts.items())
     print(f"real distinct passages: {len(pool):,} ({sources}); queries: {len(claims)} real claims (WiCE + SciFact dev)")
     for n in args.sizes:
@@ -541,7 +581,7 @@ def main() -> None:
                 corpus = scaled_corpus(pool, n)
                 vectors = scaled_vectors(pool_vectors, n, args.jitter)
                 bench_embedded(n, corpus, vectors, args.kinds, claims, claim_vectors, scratch, run, not args.no_encode,
-                               len(pool))
+                               len(pool), tokens, args.bm25_max_postings)
                 if not args.no_milvus:
                     if n > args.milvus_max:
                         run.rows.append(Row(n, "milvus-lite", args.milvus_index, float("nan"), 0, 0,

@@ -104,6 +104,13 @@ class RetrievalConfig:
     #: ``ivfpq:nprobe=32,refine=sq8`` (see side.retrieval.dense.FAISS_PARAMS). Measured against
     #: corpus size by ``benchmarks/scale.py`` (docs/scale.md).
     faiss_index: str = "flat"
+    #: Embedded backend's BM25 (SIDE_RETRIEVAL_BM25_MAX_POSTINGS): each word's posting list is cut
+    #: to its this many highest-scoring passages when the index is loaded, so a query's cost stops
+    #: growing with the corpus (side.retrieval.sparse; measured in docs/scale.md). Lists no longer
+    #: than this are whole, so a corpus of at most this many passages gets exactly unpruned BM25.
+    #: The default is the largest of 10k / 30k / 100k / 300k whose BM25 p95 at 1M passages stayed
+    #: under a third of the 50 ms hybrid target (SciFact train claims; docs/scale.md). 0: never.
+    bm25_max_postings: int = 300_000
     #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
     #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).
     backend: str = "embedded"

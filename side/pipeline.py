@@ -591,7 +591,8 @@ class Pipeline:
                 retriever = load_retriever(directory, config.retrieval.backend, _milvus_settings(config),
                                            encoder_model=config.encoder.model,
                                            k_sparse=config.retrieval.k_sparse, k_dense=config.retrieval.k_dense,
-                                           fusion=config.retrieval.fusion)
+                                           fusion=config.retrieval.fusion,
+                                           bm25_max_postings=config.retrieval.bm25_max_postings)
         if offline:
             fetch = None
         elif fetch is None:

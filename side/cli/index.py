@@ -71,7 +71,8 @@ def open_retriever(args: argparse.Namespace, config: Config, index_dir: Path) ->
     settings = config.retrieval
     return load_retriever(index_dir, backend_of(args, config), milvus_settings(args, config),
                           encoder_model=config.encoder.model,
-                          k_sparse=settings.k_sparse, k_dense=settings.k_dense, fusion=settings.fusion)
+                          k_sparse=settings.k_sparse, k_dense=settings.k_dense, fusion=settings.fusion,
+                          bm25_max_postings=settings.bm25_max_postings)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -77,15 +77,17 @@ class Retriever:
 
     @classmethod
     def load(cls, index_dir: str | Path, encoder: Any = None, *, encoder_model: str | None = None,
-             **settings: Any) -> Retriever:
+             bm25_max_postings: int = 0, **settings: Any) -> Retriever:
         """The retriever saved by :func:`build_index`; IndexNotFoundError when there is none, and
-        ConfigError when ``encoder`` or the configured ``encoder_model`` is not the one that built it."""
+        ConfigError when ``encoder`` or the configured ``encoder_model`` is not the one that built it.
+        ``bm25_max_postings`` (``retrieval.bm25_max_postings``) prunes BM25's lists as it loads them
+        (side.retrieval.sparse); the stored index is whole, so it needs no rebuild."""
         index_dir = Path(index_dir)
         meta = read_index_meta(index_dir)
         built_by = str(meta.get("encoder", DEFAULT_ENCODER))
         check_encoder(built_by, index_dir, encoder, encoder_model)
         corpus = Corpus.load(index_dir / meta.get("corpus_dir", "."))
-        sparse = SparseIndex.load(index_dir / SPARSE_DIR)
+        sparse = SparseIndex.load(index_dir / SPARSE_DIR, bm25_max_postings)
         dense = DenseIndex.load(index_dir / DENSE_FILE, meta.get("faiss", "flat"), encoder, built_by)
         return cls(corpus, sparse, dense, **settings)
 
@@ -150,15 +152,17 @@ def _check_backend(backend: str, milvus: Any) -> None:
 
 
 def load_retriever(index_dir: str | Path, backend: str = "embedded", milvus: Any = None, encoder: Any = None,
-                   encoder_model: str | None = None, **settings: Any) -> Retriever:
+                   encoder_model: str | None = None, bm25_max_postings: int = 0, **settings: Any) -> Retriever:
     """The index of ``index_dir`` in ``backend``; ``milvus`` is a MilvusSettings for that backend.
     ``encoder_model`` (``encoder.model``) must name the encoder that built it (ConfigError otherwise).
+    ``bm25_max_postings`` prunes the embedded backend's BM25 lists (Milvus runs its own BM25).
 
     Only the milvus backend imports pymilvus, so the embedded one works without it installed.
     """
     _check_backend(backend, milvus)
     if backend == "embedded":
-        return Retriever.load(index_dir, encoder, encoder_model=encoder_model, **settings)
+        return Retriever.load(index_dir, encoder, encoder_model=encoder_model,
+                              bm25_max_postings=bm25_max_postings, **settings)
     from side.retrieval.milvus import MilvusRetriever
 
     return MilvusRetriever.load(index_dir, encoder, milvus=milvus, encoder_model=encoder_model, **settings)
