@@ -116,7 +116,7 @@ def test_milvus_finds_the_documents_the_embedded_index_finds(both, mode):
             a = [d.doc_id for d in embedded.search(sparse_q, dense_q, k=3, mode=mode, fusion=fusion)]
             b = [d.doc_id for d in milvus.search(sparse_q, dense_q, k=3, mode=mode, fusion=fusion)]
             assert b[:1] == a[:1], (sparse_q, fusion)
-            if mode != "hybrid":  # one list: the same order; fused lists may break ties differently
+            if mode != "hybrid" or fusion == "union":  # union is merged by Side from Milvus's two lists
                 assert b == a, (sparse_q, fusion)
 
 
@@ -163,6 +163,12 @@ def test_scifact_subset_top_documents_match(server, tmp_path):
     a = [[d.doc_id for d in row] for row in embedded.search_batch(texts, vectors, k=3, fusion="rrf")]
     b = [[d.doc_id for d in row] for row in milvus.search_batch(texts, vectors, k=3, fusion="rrf")]
     assert sum(x[0] == y[0] for x, y in zip(a, b, strict=True)) >= 9
+    # union: Side's own fusion of Milvus's two lists, so the ranking and the per-list ranks agree
+    a = embedded.retrieve_passages(texts, vectors, k=10, fusion="union")
+    b = milvus.retrieve_passages(texts, vectors, k=10, fusion="union")
+    assert sum([h.passage.passage_id for h in x[:3]] == [h.passage.passage_id for h in y[:3]]
+               for x, y in zip(a, b, strict=True)) >= 9
+    assert all(h.sparse_rank is not None or h.dense_rank is not None for row in b for h in row)
 
 
 def test_config_selects_the_backend(server, jsonl, tmp_path, monkeypatch, capsys):

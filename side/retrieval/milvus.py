@@ -16,14 +16,16 @@ Same interface as the embedded index (:class:`MilvusRetriever` is a
   vectors (cosine), index HNSW (default), IVF_PQ or FLAT (``retrieval.milvus_index``).
   milvus-lite 3.2 has no IVF_PQ (it accepts the index and then fails to load the collection),
   so building one there is refused with a one-line error; it needs a Milvus server.
-- Hybrid search is one ``hybrid_search`` call, merged by Milvus's ranker: ``rrf`` is
-  ``RRFRanker(60)``, the same fusion as the embedded one; ``union`` is ``WeightedRanker(1, 1)``,
-  the nearest Milvus has to Side's CombSUM of min-max normalised scores: Milvus (and
-  milvus-lite) normalise each score by arctan instead (BM25: 2·atan(s)/π, inner product:
-  0.5 + atan(s)/π), which flattens BM25's score gaps. Measured on SciFact dev (milvus-lite,
-  HNSW): BM25, dense and RRF give the embedded figures (within 0.005); ``union`` gives R@3
-  0.882 / R@10 0.945 / nDCG@10 0.838 against the embedded 0.879 / 0.953 / 0.862.
-  Hybrid hits carry no per-list ranks (Milvus does not return them).
+- Hybrid search with ``rrf`` is one ``hybrid_search`` call merged by Milvus's
+  ``RRFRanker(60)``, the same fusion as the embedded one (its hits carry no per-list ranks:
+  Milvus does not return them). Side's default, ``union`` (CombSUM of min-max normalised
+  scores), has no Milvus ranker: ``WeightedRanker(1, 1)`` normalises each score by arctan
+  instead (BM25: 2·atan(s)/π, inner product: 0.5 + atan(s)/π), which flattens BM25's score
+  gaps and measured R@3 0.882 / R@10 0.945 / nDCG@10 0.838 on SciFact dev against the embedded
+  0.879 / 0.953 / 0.862. So for ``union`` Side asks Milvus for the two lists (a BM25 search and a
+  dense search, one request each) and merges them with the embedded backend's own
+  :func:`~side.retrieval.fusion.fuse`: the same ranking from either backend, per-list ranks
+  included, for one more round trip.
 
 One code path serves milvus-lite and a Milvus server; the URI chooses: a path ending in ``.db``
 is a milvus-lite data directory served inside this process by pymilvus, ``http://host:port``
@@ -53,7 +55,7 @@ from side.errors import ConfigError, IndexNotFoundError, IndexServerError, Input
 from side.retrieval.corpus import Corpus, Passage
 from side.retrieval.dense import check_encoder, embed_passages, name_of
 from side.retrieval.encoder import DEFAULT_ENCODER
-from side.retrieval.fusion import FUSIONS, RRF_K, Ranked, single
+from side.retrieval.fusion import FUSIONS, RRF_K, Ranked, fuse, single
 from side.retrieval.retriever import MODES, Retriever, corpus_ref
 from side.retrieval.sparse import analysed_texts
 
@@ -351,9 +353,10 @@ class MilvusRetriever(Retriever):
                      for h in row] for row in result]
         return out
 
-    def _hybrid(self, terms: list[str], vectors: list[list[float]], limit: int, fusion: str) -> list[Ranked]:
+    def _rrf(self, terms: list[str], vectors: list[list[float]], limit: int) -> list[Ranked]:
+        """One ``hybrid_search`` per batch, merged by Milvus's RRF ranker (the embedded RRF's k)."""
         pymilvus = _pymilvus()
-        ranker = pymilvus.RRFRanker(RRF_K) if fusion == "rrf" else pymilvus.WeightedRanker(1.0, 1.0)
+        ranker = pymilvus.RRFRanker(RRF_K)
         dense = self._dense_request()
         if "ef" in dense["params"]:
             dense["params"]["ef"] = max(dense["params"]["ef"], self.k_dense, limit)
@@ -397,13 +400,25 @@ class MilvusRetriever(Retriever):
             for i, row in zip(wordless, found, strict=True):
                 rows[i] = _single(row, dense=True)
         if mode == "hybrid" and worded:
-            merged = self._hybrid([terms[i] for i in worded], [vectors[i].tolist() for i in worded], depth, fusion)
+            if fusion == "union":
+                merged = self._union([terms[i] for i in worded], [vectors[i].tolist() for i in worded], depth)
+            else:
+                merged = self._rrf([terms[i] for i in worded], [vectors[i].tolist() for i in worded], depth)
             for i, ranked in zip(worded, merged, strict=True):
                 rows[i] = ranked
         return rows
 
+    def _union(self, terms: list[str], vectors: list[list[float]], depth: int) -> list[Ranked]:
+        """Side's union fusion over Milvus's BM25 and dense lists, merged here (see the module's note)."""
+        sparse = self._search("sparse", terms, max(self.k_sparse, depth))
+        dense = self._search("dense", vectors, max(self.k_dense, depth))
+        return [fuse(_arrays(s), _arrays(d), "union") for s, d in zip(sparse, dense, strict=True)]
+
+
+def _arrays(row: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """A search's (id, score) row as the (ids, scores) arrays the embedded indexes return."""
+    return np.array([p for p, _ in row], dtype=np.int64), np.array([s for _, s in row], dtype=np.float32)
+
 
 def _single(row: list[tuple[int, float]], dense: bool) -> Ranked:
-    ids = np.array([p for p, _ in row], dtype=np.int64)
-    scores = np.array([s for _, s in row], dtype=np.float32)
-    return single(ids, scores, dense)
+    return single(*_arrays(row), dense)
