@@ -579,7 +579,9 @@ class Pipeline:
         judges each copy read (see :class:`CheckSources`).
         """
         from side.sources.fetch import fetch_source
+        from side.threads import apply_inference_threads
 
+        apply_inference_threads(config.verifier.threads)  # before any model runs, the index's included
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
             from side.retrieval.retriever import load_retriever
