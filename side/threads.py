@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,16 +142,17 @@ def check_setting(setting: int) -> int:
     return setting
 
 
-def choose_threads(setting: int, environ: dict[str, str] | None = None, root: Path = CGROUP_ROOT,
+def choose_threads(setting: int, environ: Mapping[str, str] | None = None, root: Path = CGROUP_ROOT,
                    proc_cgroup: Path = PROC_CGROUP, affinity: int | None = None) -> ThreadChoice:
     """The count for ``verifier.threads`` = ``setting``: itself when positive; else torch's own
     when ``OMP_NUM_THREADS`` is set (an operator's explicit choice, which torch reads itself);
     else :func:`usable_cpus`."""
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
     if check_setting(setting):
         return ThreadChoice(setting, "verifier.threads")
-    if environ.get("OMP_NUM_THREADS", "").strip():
-        return ThreadChoice(None, f"OMP_NUM_THREADS={environ['OMP_NUM_THREADS'].strip()}")
+    given = env.get("OMP_NUM_THREADS", "").strip()
+    if given:
+        return ThreadChoice(None, f"OMP_NUM_THREADS={given}")
     cpus = _affinity() if affinity is None else affinity
     limit = cgroup_cpu_limit(root, proc_cgroup)
     threads = usable_cpus(root, proc_cgroup, cpus)
@@ -189,4 +191,4 @@ def apply_inference_threads(setting: int) -> ThreadChoice:
         log.info("torch threads: %d (%s)", torch.get_num_threads(), choice.reason)
     else:
         set_threads(choice.threads, choice.reason)
-    return _chosen
+    return choice
