@@ -579,9 +579,7 @@ class Pipeline:
         judges each copy read (see :class:`CheckSources`).
         """
         from side.sources.fetch import fetch_source
-        from side.threads import apply_inference_threads
 
-        apply_inference_threads(config.verifier.threads)  # before any model runs, the index's included
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
             from side.retrieval.retriever import load_retriever
@@ -599,7 +597,7 @@ class Pipeline:
             fetch = None
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
-        verifier = Verifier.from_config(config, model_dir)
+        verifier = Verifier.from_config(config, model_dir)  # settles torch's threads (side.threads)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None
