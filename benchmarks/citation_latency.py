@@ -19,11 +19,17 @@ printed: how often the two agree on the level, and the mean change of the suppor
 Target (the issue "A stronger verifier"): p95 <= 0.5 s per citation with the source text in
 hand, on a 2-core CPU with the default backbone.
 
+``--threads 1,2`` compares two torch thread counts instead (the current pipeline at each, each
+with its own embedding cache, interleaved the same way): what ``verifier.threads`` should be where
+other work competes for the cores. Each runner sets its count on the thread that runs its checks
+(an OpenMP thread count belongs to the thread that set it).
+
 ``--on worker`` (default) runs the calls on a worker thread, as the Lift Wing server and the
 worker do; ``--on main`` on the process's main thread; ``--on both`` times the new settings on
 both, interleaved, to compare them.
 
     .venv/bin/python benchmarks/citation_latency.py [--claims 40] [--min-sentences 0] [--on worker|main|both]
+    .venv/bin/python benchmarks/citation_latency.py --threads 1,2
 """
 
 from __future__ import annotations
@@ -100,6 +106,31 @@ def unbucketed(model):
     return view
 
 
+def thread_counts(text: str) -> tuple[int, int]:
+    """``--threads``: two positive counts, comma-separated."""
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"two thread counts of at least 1, as A,B: not {text!r}")
+    return counts
+
+
+@dataclass
+class WithThreads:
+    """``pipeline``'s checks with torch at ``count`` threads, set on the thread that runs each."""
+
+    count: int
+    pipeline: object
+
+    def verify_one(self, claim):
+        import torch
+
+        torch.set_num_threads(self.count)
+        return self.pipeline.verify_claims([claim])[0]
+
+
 def measure(runners: dict[str, Callable], claims, rounds: int) -> dict[str, Timing]:
     """Each runner on each claim, interleaved in alternating order; ``rounds`` passes (the first
     never seen, the next cached)."""
@@ -125,13 +156,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3, help="other WiCE claims checked first, not measured")
     parser.add_argument("--on", choices=("worker", "main", "both"), default="worker",
                         help="the thread the checks run on (both: compare them, new settings only)")
+    parser.add_argument("--threads", type=thread_counts, default=None, metavar="A,B",
+                        help="compare two torch thread counts on the current pipeline (not before vs now)")
     args = parser.parse_args(argv)
     if args.claims < 1 or args.warmup < 0:
         parser.error("--claims must be at least 1, --warmup at least 0")
+    if args.threads and args.on == "both":
+        parser.error("--threads compares thread counts on one thread: --on worker or main")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
     from side.config import load_config
+    from side.threads import usable_cpus
     from side.verify.verifier import Verifier
 
     now = Verifier.from_config(load_config())
@@ -143,10 +179,20 @@ def main(argv: list[str] | None = None) -> None:
     worker = ThreadPoolExecutor(max_workers=1)
 
     def on(thread: str, pipeline) -> Callable:
-        call = lambda claim: pipeline.verify_claims([claim])[0]
+        call = pipeline.verify_one if hasattr(pipeline, "verify_one") else (
+            lambda claim: pipeline.verify_claims([claim])[0])
         return call if thread == "main" else (lambda claim: worker.submit(call, claim).result())
 
-    if args.on == "both":
+    if args.threads:
+        runners = {}
+        for count in args.threads:
+            own = Verifier(now.cross_encoder, now.encoder, now.combiner, now.k, now.batch_size, now.tagger,
+                           now.split_claims, now.shortlist, now.shortlist_neighbours)  # its own embedding cache
+            runners[f"{count} torch thread{'s' if count > 1 else ''}"] = on(args.on, WithThreads(
+                count, pipeline_for(own, pages)))
+        title = (f"torch threads {args.threads[0]} vs {args.threads[1]} (shortlist {now.shortlist}), "
+                 f"on the {args.on} thread")
+    elif args.on == "both":
         pipeline = pipeline_for(now, pages)
         runners = {"main thread": on("main", pipeline), "worker thread": on("worker", pipeline)}
         title = f"new settings (shortlist {now.shortlist}), main vs worker thread"
@@ -160,10 +206,11 @@ def main(argv: list[str] | None = None) -> None:
     load_before = os.getloadavg()[0]
     timings = measure(runners, claims, rounds=2)
     load_after = os.getloadavg()[0]
+    threads = "" if args.threads else f", torch {torch.get_num_threads()} threads"
     sentences = sorted(len(pages[c.citation.url]) for c in claims)
     print(f"\nOne citation per Pipeline.verify_claims, source text in hand, {len(claims)} WiCE dev claims "
           f"(page sentences median {sentences[len(sentences) // 2]}, max {sentences[-1]}); {title}; "
-          f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.get_num_threads()} threads, "
+          f"{cpu_model()}, {os.cpu_count()} cores ({usable_cpus()} usable){threads}, "
           f"precision {now.cross_encoder.precision}; load average {load_before:.1f} before, {load_after:.1f} after")
     print(f"{'setting':<14} {'runner':<28} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'target':>7} {'met':>4} "
           f"{'CPU p50 ms':>11} {'CPU p95 ms':>11}")

@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--claims", type=int, default=40, help="WiCE dev claims, one request each per setting")
     parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads of the server and the peer (0: torch's default, every core)")
+                        help="torch threads of the server and the peer (0: Side's automatic count, verifier.threads)")
     parser.add_argument("--warmup", type=int, default=3, help="requests (source text) before measuring")
     parser.add_argument("--today", action="store_true",
                         help="also serve with today's settings before the shortlist (SIDE_VERIFIER_SHORTLIST=0)")
@@ -283,10 +283,10 @@ def peer_timings(folder: Path, env: dict[str, str], cases: list[Case], urls: lis
     from side.config import load_config
     from side.pipeline import Pipeline
 
-    if args.threads:
-        import torch
+    if args.threads:  # as the server's OMP_NUM_THREADS, which this process's environment lacks
+        from side.threads import set_threads
 
-        torch.set_num_threads(args.threads)
+        set_threads(args.threads, "--threads")
     config = load_config(environ={**env, "SIDE_VAR_DIR": str(folder / "peer-var")})
     pipeline = Pipeline.from_config(config, use_index=False)
     with ThreadPoolExecutor(max_workers=1) as worker:

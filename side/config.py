@@ -140,6 +140,13 @@ class VerifierConfig:
     #: supports it (SIDE_VERIFIER_OWN_SOURCES; 0: never).
     own_sources: int = 3
     device: str = "auto"
+    #: Threads torch runs for the cross-encoder and the bi-encoder (SIDE_VERIFIER_THREADS). 0:
+    #: automatic, the CPUs this process may use (its CPU affinity, cut to the container's cgroup
+    #: CPU quota rounded up: a Toolforge job with cpu 0.5 or 1 gets 1, cpu 2 gets 2), or torch's
+    #: own count when OMP_NUM_THREADS is set; a number: that many. torch's own default is one per
+    #: physical core of the host, which in a container with a quota means threads spinning on a
+    #: throttled share. Settled once per process when the first model is loaded (side/threads.py).
+    threads: int = 0
     #: Number format of the cross-encoder and the bi-encoder beside it: auto (bf16 on CPUs with
     #: native bf16 units, else fp32), fp32, bf16 or int8 (CPU only). See side/verify/precision.py.
     precision: str = "auto"
@@ -426,4 +433,12 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
         _refuse_file_secrets(values, candidate)
         _apply(cfg, values, "")
     _apply(cfg, _env_overrides(cfg, environ), "")
+    _check(cfg)
     return cfg
+
+
+def _check(cfg: Config) -> None:
+    """Values the types allow but the settings do not (a clear error now, not a failure later)."""
+    from side.threads import check_setting
+
+    check_setting(cfg.verifier.threads)

@@ -597,7 +597,7 @@ class Pipeline:
             fetch = None
         elif fetch is None:
             fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
-        verifier = Verifier.from_config(config, model_dir)
+        verifier = Verifier.from_config(config, model_dir)  # settles torch's threads (side.threads)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         archive = None

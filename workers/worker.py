@@ -300,6 +300,7 @@ def load_ingest_context(config: Config, args: argparse.Namespace):
     """What an ingest worker keeps loaded: the passage encoder, the index and spool folders."""
     from side.retrieval.encoder import shared_encoder
     from side.retrieval.ingest import IngestSpool
+    from side.threads import apply_inference_threads
     from workers.ingest import IngestContext
 
     milvus = None
@@ -308,6 +309,7 @@ def load_ingest_context(config: Config, args: argparse.Namespace):
 
         milvus = MilvusSettings.from_config(config)
     started = time.monotonic()
+    apply_inference_threads(config.verifier.threads)
     encoder = shared_encoder(config.verifier.device, model=config.encoder.model)
     log.info("loaded the passage encoder in %.1f s", time.monotonic() - started)
     return IngestContext(Path(args.index or config.index_dir), IngestSpool(config.ingest_spool_dir), encoder,

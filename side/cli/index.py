@@ -160,6 +160,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.corpus import build_corpus
     from side.retrieval.encoder import shared_encoder
     from side.retrieval.retriever import build_retriever
+    from side.threads import apply_inference_threads
 
     if args.dry_run:
         return _list_cited(args.dump)
@@ -180,6 +181,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     if max_words:
         documents = (truncate_document(d, max_words) for d in documents)
     corpus = build_corpus(documents, out, words=words, stride=stride)
+    apply_inference_threads(config.verifier.threads)
     encoder = shared_encoder(config.verifier.device, config.verifier.precision, config.encoder.model)
     build_retriever(corpus, out, backend, milvus, encoder, faiss_index=args.faiss or config.retrieval.faiss_index)
     where = f" in Milvus collection {milvus.collection} at {milvus.uri}" if milvus else ""

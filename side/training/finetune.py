@@ -207,7 +207,9 @@ def train_verifier(settings: TrainSettings) -> dict:
     random.seed(settings.seed)
     torch.manual_seed(settings.seed)
     if settings.threads:
-        torch.set_num_threads(settings.threads)
+        from side.threads import set_threads
+
+        set_threads(settings.threads, "training settings")  # kept by the verifier loaded after training
     device = pick_device(settings.device)
     examples = build_examples(settings.data_dir, negatives=settings.negatives,
                               in_domain_repeat=settings.in_domain_repeat)

@@ -325,7 +325,10 @@ class Verifier:
                     split_claims: bool | None = None) -> Verifier:
         """The verifier the configuration describes (its ``[verifier]`` settings and ``encoder.model``);
         ``model_dir``, ``encoder_model`` and ``split_claims`` override them (the CLI's options)."""
+        from side.threads import apply_inference_threads
+
         settings = config.verifier
+        apply_inference_threads(settings.threads)
         return cls.load(model_dir or settings.model_dir or None, device=settings.device, precision=settings.precision,
                         encoder_model=encoder_model or config.encoder.model, batch_size=settings.batch_size,
                         shortlist=settings.shortlist, shortlist_neighbours=settings.shortlist_neighbours,
