@@ -241,6 +241,7 @@ class Run:
     rows: list[Row] = field(default_factory=list)
     #: Flat (exact) dense top-K of each query, per corpus size: the reference for recall.
     flat_dense: dict[int, list[list[int]]] = field(default_factory=dict)
+    flat_hybrid: dict[int, list[list[int]]] = field(default_factory=dict)
     #: Distinct real passages; passage i has the text of passage i % unique.
     unique: int = 0
 
@@ -308,7 +309,7 @@ def bench_embedded(n: int, corpus: Corpus, vectors: np.ndarray, kinds: list[str]
                 row.hybrid_enc_p95 = percentiles(timed_rows(retriever, claims, claims, "hybrid")[1])[1]
             if kind == "flat":
                 truth_dense, truth_hybrid = dense_ids, hybrid_ids
-                run.flat_dense[n] = dense_ids
+                run.flat_dense[n], run.flat_hybrid[n] = dense_ids, hybrid_ids
             row.recall_dense, row.recall_hybrid = recall(dense_ids, truth_dense), recall(hybrid_ids, truth_hybrid)
             row.recall_dense_text = recall(dense_ids, truth_dense, unique)
             row.recall_hybrid_text = recall(hybrid_ids, truth_hybrid, unique)
@@ -411,9 +412,11 @@ def bench_milvus(n: int, corpus: Corpus, vectors: np.ndarray, claims: list[str],
     row = Row(n, "milvus-lite", index, build_s, 0, server.rss() - before, *percentiles(dense_ms),
               *percentiles(hybrid_ms),
               note="index MB: in the server's RSS; texts analysed once per distinct text")
-    if n in run.flat_dense:  # dense recall against the embedded flat index (the fusions differ: no hybrid)
+    if n in run.flat_dense:  # against the embedded flat index; union is Side's fusion on both backends
         row.recall_dense = recall(dense_ids, run.flat_dense[n])
         row.recall_dense_text = recall(dense_ids, run.flat_dense[n], run.unique)
+        row.recall_hybrid = recall(hybrid_ids, run.flat_hybrid[n])
+        row.recall_hybrid_text = recall(hybrid_ids, run.flat_hybrid[n], run.unique)
     run.rows.append(row)
     client.drop_collection(settings.collection)
 

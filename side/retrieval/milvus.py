@@ -54,7 +54,7 @@ import numpy as np
 
 from side.errors import ConfigError, IndexNotFoundError, IndexServerError, InputError
 from side.retrieval.corpus import Corpus, Passage
-from side.retrieval.dense import check_encoder, embed_passages, name_of
+from side.retrieval.dense import FAISS_PARAMS, check_encoder, embed_passages, name_of
 from side.retrieval.encoder import DEFAULT_ENCODER
 from side.retrieval.fusion import FUSIONS, RRF_K, Ranked, fuse, single
 from side.retrieval.retriever import MODES, Retriever, corpus_ref
@@ -149,9 +149,11 @@ def read_milvus_meta(index_dir: str | Path) -> dict[str, Any]:
 
 
 def _dense_index(kind: str, n: int, dim: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(index type, build params, search params) of the dense field; settings as the faiss ones."""
+    """(index type, build params, search params) of the dense field; HNSW's as the embedded
+    faiss defaults (``side.retrieval.dense``: M 32, efConstruction 80, ef 512)."""
     if kind == "hnsw":
-        return "HNSW", {"M": 32, "efConstruction": 80}, {"ef": 128}
+        hnsw = FAISS_PARAMS["hnsw"]
+        return "HNSW", {"M": hnsw["m"], "efConstruction": hnsw["ef_construction"]}, {"ef": hnsw["ef_search"]}
     if kind == "ivf_pq":
         nlist = max(1, min(int(4 * math.sqrt(max(n, 1))), n // 39 or 1))
         m = max(d for d in range(1, dim // 8 + 1) if dim % d == 0)  # 8 dimensions per sub-quantizer
