@@ -37,6 +37,7 @@ import gc
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -329,9 +330,9 @@ class MilvusLite:
     def __init__(self, directory: Path) -> None:
         from pymilvus import MilvusClient
 
-        from tests.harness import free_port
-
-        self.port = free_port()
+        with socket.socket() as probe:  # a free port on 127.0.0.1 for the server
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
         self.log = (directory / "milvus.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(directory / "db"),
