@@ -344,7 +344,7 @@ def test_an_identity_issued_by_another_server_is_refused(served):
     with the consumer secret, so only the issuer tells a statement about another wiki's account."""
     app, base, wiki = served
     config = app.extensions["side"].config.login
-    with wiki.extra_settings("$wgCanonicalServer = 'http://other-wiki.invalid';"), app.test_request_context():
+    with wiki.overriding(wgCanonicalServer="http://other-wiki.invalid"), app.test_request_context():
         token, secret = login.request_token(config, f"{base}/auth/callback")
         callback = wiki.oauth_allow(browser(wiki), login.authorize_url(config, token))
         access = login.access_token(config, token, secret, parse_qs(urlsplit(callback).query)["oauth_verifier"][0])

@@ -103,6 +103,14 @@ $wgVisualEditorShowBetaWelcome = false;
 # EventStreams stand-in; nothing needs to listen.
 $wgRCFeeds['side-udp'] = [ 'formatter' => 'JSONRCFeedFormatter', 'uri' => 'udp://127.0.0.1:RC_FEED_PORT',
     'add_interwiki_prefix' => false, 'omit_bots' => false ];
+# Settings a test changes for a while (MediaWiki.overriding): read on every request, so no cached
+# copy of this file stands between a test and the wiki's answer.
+$sideTestOverrides = __DIR__ . '/test-overrides.json';
+if ( is_file( $sideTestOverrides ) ) {
+    foreach ( json_decode( file_get_contents( $sideTestOverrides ), true ) as $sideName => $sideValue ) {
+        $GLOBALS[$sideName] = $sideValue;
+    }
+}
 """
 
 
@@ -128,13 +136,6 @@ class Account:
     @property
     def login_password(self) -> str:
         return self.bot_password if self.bot_app else self.password
-
-
-def _bump_mtime(path: Path, seconds: float = 2.5) -> None:
-    """Move ``path``'s time stamp forward and wait until the clock passes it (see extra_settings)."""
-    stamp = time.time() + seconds
-    os.utime(path, (stamp, stamp))
-    time.sleep(seconds)
 
 
 def is_installed() -> tuple[bool, str]:
@@ -237,21 +238,20 @@ class MediaWiki:
         return answer.headers["Location"]
 
     @contextlib.contextmanager
-    def extra_settings(self, php: str) -> Iterator[None]:
-        """``php`` appended to ``LocalSettings.php`` while the block runs, then taken out again.
+    def overriding(self, **settings: Any) -> Iterator[None]:
+        """MediaWiki's globals (``wgCanonicalServer="..."``) set to ``settings`` while the block runs.
 
-        ``php -S`` reads the settings on every request; the file's time stamp moves by two
-        seconds and the block starts two seconds later, so no cached copy of the old file
-        (opcache revalidates at most every 2 s) answers inside it, nor of the new one after it.
+        They are written to a JSON file that ``LocalSettings.php`` reads on every request, so the
+        next request sees them and the one after the block does not.
         """
-        original = self.settings.read_text(encoding="utf-8")
+        path = self.folder / "test-overrides.json"
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(settings), encoding="utf-8")
+        os.replace(scratch, path)
         try:
-            self.settings.write_text(original + "\n" + php + "\n", encoding="utf-8")
-            _bump_mtime(self.settings)
             yield
         finally:
-            self.settings.write_text(original, encoding="utf-8")
-            _bump_mtime(self.settings)
+            path.unlink(missing_ok=True)
 
     def _prepend_headers(self) -> list[str]:
         """``php -d auto_prepend_file=`` options that make every PHP response send ``headers``
