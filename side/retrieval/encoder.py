@@ -181,11 +181,8 @@ class Encoder:
     def _embed(self, tokens: Any, batch: list[int]) -> np.ndarray:
         """Mean-pooled unit vectors of the tokenized texts ``batch``, padded to the longest of them."""
         torch = self._torch
-        width = max(len(tokens["input_ids"][i]) for i in batch)
-        pad = self.tokenizer.pad_token_id or 0
-        enc = {key: torch.tensor([tokens[key][i] + [pad if key == "input_ids" else 0] * (width - len(tokens[key][i]))
-                                  for i in batch]).to(self.device)
-               for key in ("input_ids", "token_type_ids", "attention_mask") if key in tokens}
+        enc = self.tokenizer.pad({key: [tokens[key][i] for i in batch] for key in tokens.keys()},
+                                 return_tensors="pt").to(self.device)
         hidden = self.model(**enc).last_hidden_state.float()
         mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
