@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from side.errors import InputError
 from side.training.finetune import batch_loss, make_batches
 from side.training.trainset import LABEL_IDS, Example, units
 from side.verify.crossencoder import Pair, PairEncoder, load_tokenizer
@@ -68,3 +69,34 @@ def test_library_defaults_are_the_shipped_recipe():
 
     defaults = {f.name: f.default for f in fields(TrainSettings)}
     assert {k: defaults[k] for k in FULL_RECIPE} == FULL_RECIPE
+
+
+def test_a_second_stage_starts_from_the_trained_weights():
+    from safetensors.torch import load_file
+
+    from side.training.finetune import _check_init, _load_init
+    from side.verify.crossencoder import DEFAULT_MODEL_DIR, WEIGHTS_FILE, build_model
+
+    _check_init(DEFAULT_MODEL_DIR, "minilm")
+    model = build_model()
+    shipped = load_file(str(DEFAULT_MODEL_DIR / WEIGHTS_FILE))
+    assert not torch.equal(model.classifier.weight, shipped["classifier.weight"].float())  # a new head
+    _load_init(model, DEFAULT_MODEL_DIR)
+    assert torch.equal(model.classifier.weight, shipped["classifier.weight"].float())
+    layer = "bert.encoder.layer.5.output.dense.weight"
+    assert torch.equal(model.state_dict()[layer], shipped[layer].float())
+
+
+def test_init_from_a_directory_without_a_verifier_or_of_another_backbone_is_refused(tmp_path, capsys):
+    import shutil
+
+    from side.cli import main
+    from side.training.finetune import _check_init
+    from side.verify.crossencoder import DEFAULT_MODEL_DIR
+
+    assert main(["train", "verifier", "--init", str(tmp_path), "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--init" in err and "verifier.safetensors" in err
+    copy = shutil.copytree(DEFAULT_MODEL_DIR, tmp_path / "copy")
+    with pytest.raises(InputError, match="--base minilm"):
+        _check_init(copy, "mpnet")

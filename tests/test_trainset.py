@@ -86,3 +86,67 @@ def test_in_domain_copies_are_separate_groups(data_dir):
     single = Counter(ex.group for ex in once if ex.source in IN_DOMAIN)
     assert len(groups) == 3 * len(single)
     assert max(groups.values()) == max(single.values())
+
+
+def _tiny_snli(tmp_path: Path) -> Path:
+    rows = []
+    for n, (premise, entailed, neutral, contradicted) in enumerate([
+        ("A man plays a guitar on a stage .", "A man plays music .", "The man is famous .", "A woman sleeps ."),
+        ("Two dogs run on a beach .", "Dogs are outside .", "The dogs are brothers .", "The dogs sleep indoors ."),
+        ("A child reads a book .", "A child is reading .", "The book is about cats .", "The child is asleep ."),
+    ]):
+        for hypothesis, label in ((entailed, "entailment"), (neutral, "neutral"), (contradicted, "contradiction")):
+            rows.append({"id": f"snli_dev_{n}_{label}", "premise": premise, "hypothesis": hypothesis, "label": label})
+    _write_jsonl(tmp_path / "train" / "snli" / "snli_dev.pairs.jsonl", rows)
+    return tmp_path
+
+
+def test_joined_claims_are_unsupported_unless_the_source_backs_every_part(tmp_path):
+    from side.training.trainset import joined_examples
+
+    examples = joined_examples(_tiny_snli(tmp_path), per_file=10)
+    assert {ex.source for ex in examples} == {"joined_snli"}
+    # Per premise: joined with another premise's hypothesis (X against its own premise, S against both),
+    # and with its own neutral (X) and contradicted (R) hypothesis.
+    assert Counter(ex.label for ex in examples) == {"X": 6, "S": 3, "R": 3}
+    for ex in examples:
+        assert ", and " in ex.context and ex.context.endswith(".") and " ." not in ex.context
+    crossed = [ex for ex in examples if ex.label == "S"]
+    for ex in crossed:
+        # Backed only when the passage holds both premises; the same claim against one premise is X.
+        assert ex.passage.count(" . ") == 1
+        alone = [o for o in examples if o.context == ex.context and o.label == "X"]
+        assert alone and all(a.passage in ex.passage and a.passage != ex.passage for a in alone)
+    contradicted = next(ex for ex in examples if ex.label == "R" and "guitar" in ex.passage)
+    assert "a woman sleeps" in contradicted.context.lower() and "a man plays music" in contradicted.context.lower()
+
+
+def test_a_later_clause_starts_lower_case_unless_it_starts_with_a_name():
+    from side.training.trainset import _joined
+
+    assert _joined("A man plays music .", "The man is famous .") == "A man plays music, and the man is famous."
+    assert _joined("Paris is in France.", "London is big .") == "Paris is in France, and London is big."
+
+
+def test_joined_claims_come_from_fever_and_snli(data_dir):
+    from side.training.trainset import joined_examples
+
+    joined = Counter((ex.source, ex.label) for ex in joined_examples(data_dir, per_file=50))
+    # FEVER's pairs are supported or refuted (no neutral hypothesis); SNLI's have all three.
+    assert joined[("joined_fever_rte", "S")] == joined[("joined_fever_rte", "X")] == 50
+    assert joined[("joined_snli", "X")] > joined[("joined_snli", "S")] == 100
+
+
+def test_wice_sub_claims_are_not_supported_and_their_supported_part_is_when_asked(data_dir):
+    from side.training.trainset import WICE_TRAIN, _wice_train, supported_part
+
+    assert not any(ex.label == "S" for ex in _wice_train(data_dir, group_start=0, negatives=1))
+    examples = _wice_train(data_dir, group_start=0, negatives=1, supported_parts=True)
+    record = json.loads((data_dir / WICE_TRAIN).read_text(encoding="utf-8").splitlines()[0])
+    first = [ex for ex in examples if ex.group == 0]
+    full = next(ex for ex in first if ex.label == "X")
+    part = next(ex for ex in first if ex.label == "S")
+    assert full.context.endswith(record["claim"])
+    assert part.context.endswith(supported_part(record["claim"], record["claim_tokens"], record["non_supported_spans"]))
+    assert part.passage == full.passage  # the same gold sentences on both sides
+    assert len(part.context) < len(full.context)

@@ -60,6 +60,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-length", type=int, default=d.max_length, help=f"tokens per pair (default {d.max_length})")
     p.add_argument("--seed", type=int, default=d.seed, help=f"shuffling and initialisation seed (default {d.seed})")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--init", type=Path, default=None, metavar="DIR",
+                   help="start from the cross-encoder in DIR (a `side train verifier` output) instead of the "
+                        "backbone: a second training stage on a trained model")
+    p.add_argument("--joined", type=int, default=d.joined, metavar="N",
+                   help="premises per FEVER / SNLI file joined into compound claims whose second part the "
+                        f"source does not back, partial support as its own case (default {d.joined}; 0: none)")
+    p.add_argument("--supported-parts", action="store_true",
+                   help="also train each WiCE train sub-claim, its unsupported words deleted, as supported by "
+                        "its gold sentences (beside the whole sub-claim as not supported)")
     p.add_argument("--feedback", type=Path, metavar="FILE",
                    help="also train on patrollers' reviews in this side-feedback export: an accepted suggestion "
                    "is a supporting pair (claim, its sentence), 'source-is-fine' one for the cited source's best "
@@ -121,7 +130,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
             max_length=args.max_length, max_minutes=args.max_minutes, lr=args.lr,
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
-            base=args.base, **chosen,
+            base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts, **chosen,
         )
         stats = train_verifier(settings)
         if args.train_only:

@@ -33,7 +33,6 @@ import hashlib
 import json
 import logging
 import random
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,14 @@ import numpy as np
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evaluation.verify import LEVELS, META_PREFIX, wice_query
-from side.training.trainset import SCIFACT_CORPUS, SCIFACT_TRAIN, WICE_TRAIN
+from side.training.trainset import (
+    MIN_SUPPORTED_TOKENS,
+    SCIFACT_CORPUS,
+    SCIFACT_TRAIN,
+    WICE_TRAIN,
+    supported_part,
+    word_count,
+)
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 
@@ -57,8 +63,6 @@ log = logging.getLogger(__name__)
 
 #: Precision of "not supported" the talk-page report's cut must keep on the train construction.
 REPORT_PRECISION = 0.9
-#: A supported variant keeps at least this many word tokens of the sub-claim (else it is skipped).
-MIN_SUPPORTED_TOKENS = 3
 
 
 def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
@@ -142,37 +146,6 @@ class LevelItem:
     kind: str
 
 
-_SPACE_BEFORE = re.compile(r"\s+([.,;:!?%)\]'’])")
-_DANGLING = re.compile(r"\s*[,;:]+(?=\s*([.!?]|$))|^[\s,;:.]+")
-
-
-def supported_part(claim: str, tokens: Sequence[str], unsupported: Sequence[bool]) -> str:
-    """The claim without the tokens WiCE marks unsupported, spaced as in the claim.
-
-    Tokens are found in order in the claim so that "ex-pats" stays one word; punctuation left
-    dangling by a removed word (a comma before the final period) is dropped.
-    """
-    out: list[str] = []
-    cursor, space = 0, False
-    for token, bad in zip(tokens, unsupported, strict=True):
-        start = claim.find(token, cursor)
-        if start < 0:  # tokenisation that does not match the text: fall back to spaced tokens
-            start, gap = cursor, " "
-        else:
-            gap = claim[cursor:start]
-            cursor = start + len(token)
-        space = space or bool(gap.strip() == "" and gap)
-        if not bad:
-            out.append((" " if space and out else "") + token)
-            space = False
-    text = _SPACE_BEFORE.sub(r"\1", "".join(out))
-    return re.sub(r"\s{2,}", " ", _DANGLING.sub("", text)).strip()
-
-
-def _words(text: str) -> int:
-    return sum(1 for t in re.findall(r"\w+", text))
-
-
 def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> list[LevelItem]:
     """The three-level construction from WiCE train (and, with ``scifact``, SciFact train) only.
 
@@ -193,7 +166,7 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> 
         page = pages[n]
         items.append(LevelItem(query, page, VerdictLevel.PARTIALLY_SUPPORTED, group, "page"))
         part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"])
-        if _words(part) >= MIN_SUPPORTED_TOKENS:
+        if word_count(part) >= MIN_SUPPORTED_TOKENS:
             items.append(LevelItem(Query(part, title, section, context), page, VerdictLevel.SUPPORTED, group,
                                    "supported_part"))
         gold = {i for group_ in rec.get("supporting_sentences", []) for i in group_}
@@ -255,7 +228,7 @@ def joined_level_items(data_dir: str | Path) -> list[LevelItem]:
 
         items.append(item(full, page, VerdictLevel.PARTIALLY_SUPPORTED, "joined_page"))
         items.append(item([full[0], *parts[1:]], page, VerdictLevel.PARTIALLY_SUPPORTED, "joined_mixed"))
-        if all(_words(p) >= MIN_SUPPORTED_TOKENS for p in parts):
+        if all(word_count(p) >= MIN_SUPPORTED_TOKENS for p in parts):
             items.append(item(parts, page, VerdictLevel.SUPPORTED, "joined_supported_part"))
         gold = {i for r in recs for group_ in r.get("supporting_sentences", []) for i in group_}
         near = {j for i in gold for j in (i - 1, i, i + 1)}

@@ -101,6 +101,14 @@ class TrainSettings:
     feedback: Path | None = None
     #: The backbone the cross-encoder starts from (side.verify.crossencoder.BACKBONES).
     base: str = DEFAULT_BACKBONE
+    #: A trained verifier directory (Side's format) whose weights training starts from instead of
+    #: the backbone's new head: a second stage on top of a model already trained (None: none).
+    init: Path | None = None
+    #: Premises per file joined into compound claims with an unsupported part
+    #: (side.training.trainset.joined_examples; 0: none).
+    joined: int = 0
+    #: Also train WiCE sub-claims without their unsupported words as supported by their gold sentences.
+    supported_parts: bool = False
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -171,6 +179,30 @@ def _check_resume(ckpt_meta: Path, base: str) -> None:
                          f"resume with --base {saved}, or start anew without --resume")
 
 
+def _check_init(model_dir: Path, base: str) -> None:
+    """InputError unless ``model_dir`` holds a Side verifier trained from ``base``."""
+    from side.verify.crossencoder import backbone_of
+
+    meta_file, weights = Path(model_dir) / META_FILE, Path(model_dir) / WEIGHTS_FILE
+    if not (meta_file.is_file() and weights.is_file()):
+        raise InputError(f"--init {model_dir}: no {WEIGHTS_FILE} and {META_FILE} there "
+                         "(give a directory `side train verifier` wrote)")
+    saved = backbone_of(json.loads(meta_file.read_text(encoding="utf-8")))
+    if saved != base:
+        raise InputError(f"--init {model_dir} was trained from {saved}, not {base}: give --base {saved}")
+
+
+def _load_init(model: torch.nn.Module, model_dir: Path) -> None:
+    """The trained weights of ``model_dir`` over the backbone's own word embeddings."""
+    from safetensors.torch import load_file
+
+    state = {k: v.float() for k, v in load_file(str(Path(model_dir) / WEIGHTS_FILE)).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if [k for k in missing if "word_embeddings" not in k] or unexpected:
+        raise InputError(f"--init {model_dir}: its weights do not fit the {type(model).__name__} model")
+    log.info("training starts from the weights in %s", model_dir)
+
+
 def freeze(model: torch.nn.Module, layers: int) -> None:
     """Freeze the word embeddings (never trained, never shipped) and the lowest ``layers``
     transformer layers, for any backbone (BERT's ``bert.encoder.layer``, MPNet's ``mpnet.encoder.layer``)."""
@@ -211,8 +243,11 @@ def train_verifier(settings: TrainSettings) -> dict:
 
         set_threads(settings.threads, "training settings")  # kept by the verifier loaded after training
     device = pick_device(settings.device)
+    if settings.init is not None:  # before the minute of reading data
+        _check_init(settings.init, settings.base)
     examples = build_examples(settings.data_dir, negatives=settings.negatives,
-                              in_domain_repeat=settings.in_domain_repeat)
+                              in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
+                              supported_parts=settings.supported_parts)
     if settings.feedback is not None:
         reviewed = feedback_examples(read_feedback(settings.feedback))
         log.info("%d training pairs from reviews in %s", len(reviewed), settings.feedback)
@@ -229,6 +264,8 @@ def train_verifier(settings: TrainSettings) -> dict:
     total = min(len(batches), settings.max_steps or len(batches))
 
     model = build_model(base=settings.base)
+    if settings.init is not None:
+        _load_init(model, settings.init)
     freeze(model, settings.freeze_layers)
     # transformers wraps PreTrainedModel.to in functools.wraps, which hides the bound self from mypy
     model.to(device).train()  # type: ignore[arg-type]

@@ -16,7 +16,9 @@ can add Side's ranking term (evidence above retrieved candidates).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import random
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,7 +30,8 @@ from side.verify.verifier import Query
 
 __all__ = [
     "LABEL_IDS", "SHIPPABLE", "VITAMINC_GLOB", "SCIFACT_TRAIN", "SCIFACT_CORPUS", "WICE_TRAIN",
-    "Example", "IN_DOMAIN", "FEEDBACK_GROUPS", "build_examples", "feedback_examples", "units",
+    "JOINED_SOURCES", "MIN_SUPPORTED_TOKENS", "Example", "IN_DOMAIN", "FEEDBACK_GROUPS", "build_examples",
+    "feedback_examples", "joined_examples", "supported_part", "units", "word_count",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,48 @@ VITAMINC_GLOB = "vitaminc_sample/train_*.jsonl"
 SCIFACT_TRAIN = "scifact/claims_train.jsonl"
 SCIFACT_CORPUS = "scifact/corpus.jsonl"
 WICE_TRAIN = "wice/non_supported_tokens_train.jsonl"
+#: NLI pair files whose pairs are joined into compound claims (:func:`joined_examples`):
+#: FEVER's claims are written like Wikipedia's, SNLI has a supported and an unsupported
+#: hypothesis for the same premise.
+JOINED_SOURCES: tuple[str, ...] = (
+    "train/fever_rte/fever_dev_rte.pairs.jsonl",
+    "train/snli/snli_dev.pairs.jsonl",
+    "train/snli/snli_test.pairs.jsonl",
+)
+#: A supported variant keeps at least this many word tokens of the sub-claim (else it is skipped).
+MIN_SUPPORTED_TOKENS = 3
+
+
+_SPACE_BEFORE = re.compile(r"\s+([.,;:!?%)\]'’])")
+_DANGLING = re.compile(r"\s*[,;:]+(?=\s*([.!?]|$))|^[\s,;:.]+")
+
+
+def supported_part(claim: str, tokens: Sequence[str], unsupported: Sequence[bool]) -> str:
+    """The claim without the tokens WiCE marks unsupported, spaced as in the claim.
+
+    Tokens are found in order in the claim so that "ex-pats" stays one word; punctuation left
+    dangling by a removed word (a comma before the final period) is dropped.
+    """
+    out: list[str] = []
+    cursor, space = 0, False
+    for token, bad in zip(tokens, unsupported, strict=True):
+        start = claim.find(token, cursor)
+        if start < 0:  # tokenisation that does not match the text: fall back to spaced tokens
+            start, gap = cursor, " "
+        else:
+            gap = claim[cursor:start]
+            cursor = start + len(token)
+        space = space or bool(gap.strip() == "" and gap)
+        if not bad:
+            out.append((" " if space and out else "") + token)
+            space = False
+    text = _SPACE_BEFORE.sub(r"\1", "".join(out))
+    return re.sub(r"\s{2,}", " ", _DANGLING.sub("", text)).strip()
+
+
+def word_count(text: str) -> int:
+    """Word tokens (``\\w+`` runs) in ``text``."""
+    return len(re.findall(r"\w+", text))
 
 
 @dataclass(frozen=True)
@@ -155,16 +200,27 @@ def _scifact(data_dir: Path, group_start: int, negatives: int = 2, other_sources
     return out
 
 
-def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Example]:
-    """WiCE sub-claims are partially supported: their gold sentences do not entail them (X)."""
+def _wice_train(data_dir: Path, group_start: int, negatives: int = 2,
+                supported_parts: bool = False) -> list[Example]:
+    """WiCE sub-claims are partially supported: their gold sentences do not entail them (X).
+
+    With ``supported_parts``, what is left of a sub-claim once the words WiCE marks unsupported
+    are deleted is trained as entailed by the same sentences (S), so the model sees the same page
+    and sentences on both sides of partial support.
+    """
     out: list[Example] = []
     group = group_start
-    for claim in load_wice(data_dir / WICE_TRAIN):
+    records = list(read_jsonl(data_dir / WICE_TRAIN))
+    for claim, rec in zip(load_wice(data_dir / WICE_TRAIN), records, strict=True):
         title, context = claim.title, f"{claim.context} {claim.claim}".strip()
         sentences = list(claim.evidence)
         gold = sorted(i for i in claim.gold_sentences if i < len(sentences))
         if gold:
-            out.append(Example(title, context, " ".join(sentences[i] for i in gold), "X", "wice_train", group))
+            passage = " ".join(sentences[i] for i in gold)
+            out.append(Example(title, context, passage, "X", "wice_train", group))
+            part = supported_part(rec["claim"], rec.get("claim_tokens", []), rec.get("non_supported_spans", []))
+            if supported_parts and part != claim.claim and word_count(part) >= MIN_SUPPORTED_TOKENS:
+                out.append(Example(title, f"{claim.context} {part}".strip(), passage, "S", "wice_train", group))
         meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
         for i in _hard_negatives(claim.claim, sentences, set(gold) | meta_rows, negatives):
             out.append(Example(title, context, sentences[i], "N", "wice_train", group))
@@ -172,16 +228,90 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2) -> list[Ex
     return out
 
 
+def _clause(text: str, first: bool) -> str:
+    """A hypothesis as one clause of a compound claim: tokenised spacing undone, final stop dropped,
+    and, after the first clause, a lower-case start unless its first word is a name."""
+    text = re.sub(r"\s+([.,;:!?'])", r"\1", " ".join(text.split())).rstrip(" .")
+    if not first and text[:1].isupper() and not text[1:2].isupper() and text.split(" ", 1)[0] in _LOWERABLE:
+        text = text[0].lower() + text[1:]
+    return text
+
+
+#: Opening words that are not names, so "A man ..." becomes "..., and a man ...".
+_LOWERABLE = frozenset("A An The Two Three Four Some Several Many People Men Women Children Kids He She "
+                       "They It There This That These Those".split())
+
+
+def _joined(*clauses: str) -> str:
+    return ", and ".join(_clause(c, i == 0) for i, c in enumerate(clauses)) + "."
+
+
+def _pairs_by_premise(path: Path) -> dict[str, dict[str, list[str]]]:
+    out: dict[str, dict[str, list[str]]] = {}
+    for r in read_jsonl(path):
+        label = _NLI.get(r.get("label", ""))
+        if label in ("S", "R", "N") and r.get("premise") and r.get("hypothesis"):
+            out.setdefault(r["premise"], {}).setdefault(label, []).append(r["hypothesis"])
+    return out
+
+
+def joined_examples(data_dir: str | Path, per_file: int = 3000, seed: int = 13) -> list[Example]:
+    """Compound claims with one part the source does not back: partial support as claims are written.
+
+    Wikipedia claims join several facts in one sentence, and the commonest error on WiCE is a claim
+    whose source backs all but one of them called supported. A single NLI hypothesis never shows that
+    case, so pairs of one file are joined with ", and":
+
+    * a supported hypothesis and another premise's supported one, against the first premise
+      only: ``X`` (the second part is not in the source); against both premises: ``S``, so a
+      joined claim is not unsupported because it is joined;
+    * against one premise, its supported hypothesis and its neutral one (``X``) or its
+      contradicted one (``R``), in either order.
+
+    Both sides of each case share the premise, so only what the claim adds decides the label.
+    """
+    data_dir = Path(data_dir)
+    rng = random.Random(seed)
+    out: list[Example] = []
+    for relative in JOINED_SOURCES:
+        path = data_dir / relative
+        if not path.is_file():
+            continue
+        name = f"joined_{Path(relative).parent.name}"
+        premises = [(p, labels) for p, labels in _pairs_by_premise(path).items() if labels.get("S")]
+        rng.shuffle(premises)
+        premises = premises[:per_file]
+        for n, (premise, labels) in enumerate(premises):
+            supported = rng.choice(labels["S"])
+            other_premise, other = premises[(n + 1 + rng.randrange(len(premises) - 1)) % len(premises)] \
+                if len(premises) > 1 else (premise, labels)
+            if other_premise != premise:
+                second = rng.choice(other["S"])
+                claim = _joined(supported, second) if n % 2 else _joined(second, supported)
+                out.append(Example("", claim, premise, "X", name))
+                both = f"{premise} {other_premise}" if n % 2 else f"{other_premise} {premise}"
+                out.append(Example("", claim, both, "S", name))
+            for label in ("N", "R"):
+                if labels.get(label):
+                    part = rng.choice(labels[label])
+                    claim = _joined(supported, part) if rng.random() < 0.5 else _joined(part, supported)
+                    out.append(Example("", claim, premise, "X" if label == "N" else "R", name))
+    return out
+
+
 #: Sources drawn from the tasks Side is judged on (Wikipedia citations, scientific claims).
 IN_DOMAIN = ("wice_train", "scifact", "scifact_other")
 
 
-def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: int = 1) -> list[Example]:
+def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: int = 1,
+                   joined: int = 0, supported_parts: bool = False) -> list[Example]:
     """All training examples, in a fixed order (the trainer shuffles them with its seed).
 
     ``negatives`` is the number of same-source hard negatives per WiCE / SciFact evidence;
     ``in_domain_repeat`` repeats those in-domain examples (as separate groups), because they are a
-    few thousand among ~80,000 general NLI pairs.
+    few thousand among ~80,000 general NLI pairs; ``joined`` premises per file of
+    :data:`JOINED_SOURCES` give compound claims with an unsupported part (:func:`joined_examples`);
+    ``supported_parts`` adds WiCE sub-claims' supported parts (:func:`_wice_train`).
     """
     data_dir = Path(data_dir)
     examples: list[Example] = []
@@ -189,8 +319,10 @@ def build_examples(data_dir: str | Path, negatives: int = 2, in_domain_repeat: i
     for relative, _licence in SHIPPABLE:
         examples += _nli_file(data_dir / relative, seen, Path(relative).parent.name)
     examples += _vitaminc(data_dir)
+    if joined:
+        examples += joined_examples(data_dir, per_file=joined)
     in_domain = _scifact(data_dir, group_start=0, negatives=negatives)
-    in_domain += _wice_train(data_dir, group_start=100_000, negatives=negatives)
+    in_domain += _wice_train(data_dir, group_start=100_000, negatives=negatives, supported_parts=supported_parts)
     for copy in range(max(1, in_domain_repeat)):
         examples += [replace(ex, group=ex.group + copy * 1_000_000) for ex in in_domain]
     counts: dict[str, int] = {}
