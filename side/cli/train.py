@@ -65,10 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "backbone: a second training stage on a trained model")
     p.add_argument("--joined", type=int, default=d.joined, metavar="N",
                    help="premises per FEVER / SNLI file joined into compound claims whose second part the "
-                        f"source does not back, partial support as its own case (default {d.joined}; 0: none)")
+                        f"source does not back, partial support as its own case (default {d.joined}; 0: none; "
+                        "measured as a second stage: no gain, see the model card)")
     p.add_argument("--supported-parts", action="store_true",
                    help="also train each WiCE train sub-claim, its unsupported words deleted, as supported by "
-                        "its gold sentences (beside the whole sub-claim as not supported)")
+                        "its gold sentences (beside the whole sub-claim as not supported; measured as a second stage: "
+                        "it lowers WiCE AUROC, see the model card)")
     p.add_argument("--feedback", type=Path, metavar="FILE",
                    help="also train on patrollers' reviews in this side-feedback export: an accepted suggestion "
                    "is a supporting pair (claim, its sentence), 'source-is-fine' one for the cited source's best "
