@@ -74,14 +74,14 @@ def test_library_defaults_are_the_shipped_recipe():
 def test_a_second_stage_starts_from_the_trained_weights():
     from safetensors.torch import load_file
 
-    from side.training.finetune import _check_init, _load_init
-    from side.verify.crossencoder import DEFAULT_MODEL_DIR, WEIGHTS_FILE, build_model
+    from side.training.finetune import _check_init
+    from side.verify.crossencoder import DEFAULT_MODEL_DIR, WEIGHTS_FILE, build_model, load_trained_weights
 
     _check_init(DEFAULT_MODEL_DIR, "minilm")
     model = build_model()
     shipped = load_file(str(DEFAULT_MODEL_DIR / WEIGHTS_FILE))
     assert not torch.equal(model.classifier.weight, shipped["classifier.weight"].float())  # a new head
-    _load_init(model, DEFAULT_MODEL_DIR)
+    load_trained_weights(model, DEFAULT_MODEL_DIR / WEIGHTS_FILE)
     assert torch.equal(model.classifier.weight, shipped["classifier.weight"].float())
     layer = "bert.encoder.layer.5.output.dense.weight"
     assert torch.equal(model.state_dict()[layer], shipped[layer].float())

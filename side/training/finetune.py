@@ -40,6 +40,7 @@ from side.verify.crossencoder import (
     build_model,
     collate,
     load_tokenizer,
+    load_trained_weights,
     trainable_state,
 )
 from side.verify.precision import autocast_dtype
@@ -192,17 +193,6 @@ def _check_init(model_dir: Path, base: str) -> None:
         raise InputError(f"--init {model_dir} was trained from {saved}, not {base}: give --base {saved}")
 
 
-def _load_init(model: torch.nn.Module, model_dir: Path) -> None:
-    """The trained weights of ``model_dir`` over the backbone's own word embeddings."""
-    from safetensors.torch import load_file
-
-    state = {k: v.float() for k, v in load_file(str(Path(model_dir) / WEIGHTS_FILE)).items()}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if [k for k in missing if "word_embeddings" not in k] or unexpected:
-        raise InputError(f"--init {model_dir}: its weights do not fit the {type(model).__name__} model")
-    log.info("training starts from the weights in %s", model_dir)
-
-
 def freeze(model: torch.nn.Module, layers: int) -> None:
     """Freeze the word embeddings (never trained, never shipped) and the lowest ``layers``
     transformer layers, for any backbone (BERT's ``bert.encoder.layer``, MPNet's ``mpnet.encoder.layer``)."""
@@ -265,7 +255,8 @@ def train_verifier(settings: TrainSettings) -> dict:
 
     model = build_model(base=settings.base)
     if settings.init is not None:
-        _load_init(model, settings.init)
+        load_trained_weights(model, settings.init / WEIGHTS_FILE)
+        log.info("training starts from the weights in %s", settings.init)
     freeze(model, settings.freeze_layers)
     # transformers wraps PreTrainedModel.to in functools.wraps, which hides the bound self from mypy
     model.to(device).train()  # type: ignore[arg-type]

@@ -37,7 +37,8 @@ __all__ = [
     "VerdictLabel", "LABELS", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
     "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
     "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
-    "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "trainable_state", "CrossEncoder",
+    "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "load_trained_weights",
+    "trainable_state", "CrossEncoder",
 ]
 
 if TYPE_CHECKING:
@@ -275,6 +276,18 @@ def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0) -> dict
     return {"input_ids": input_ids, "token_type_ids": token_types, "attention_mask": mask}
 
 
+def load_trained_weights(model: torch.nn.Module, weights: Path) -> None:
+    """Side's saved weights (``WEIGHTS_FILE``: all but the frozen word embeddings, which stay the
+    backbone's) into ``model``, in fp32; ModelLoadError when they do not fit it."""
+    from safetensors.torch import load_file
+
+    state = {k: v.float() for k, v in load_file(str(weights)).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    bad = [k for k in missing if "word_embeddings" not in k]
+    if bad or unexpected:
+        raise ModelLoadError(f"verifier weights {weights} do not match the model: {bad[:3]} {unexpected[:3]}")
+
+
 def trainable_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Weights that training changes: everything but the frozen word embeddings."""
     return {k: v for k, v in model.state_dict().items() if "word_embeddings" not in k}
@@ -330,16 +343,10 @@ class CrossEncoder:
 
     def _load_side(self, weights: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
         """Side's own files: the trained weights over the offline backbone's word embeddings."""
-        from safetensors.torch import load_file
-
         meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
         base = backbone_of(meta)
         model = build_model(len(LABELS), base)
-        state = {k: v.float() for k, v in load_file(str(weights)).items()}
-        missing, unexpected = model.load_state_dict(state, strict=False)
-        bad = [k for k in missing if "word_embeddings" not in k]
-        if bad or unexpected:
-            raise ModelLoadError(f"verifier weights do not match the model: {bad[:3]} {unexpected[:3]}")
+        load_trained_weights(model, weights)
         return model, load_tokenizer(base), meta
 
     def _load_hf(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
