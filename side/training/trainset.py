@@ -210,22 +210,29 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2,
     """
     out: list[Example] = []
     group = group_start
-    records = list(read_jsonl(data_dir / WICE_TRAIN))
-    for claim, rec in zip(load_wice(data_dir / WICE_TRAIN), records, strict=True):
+    claims = load_wice(data_dir / WICE_TRAIN)
+    # The token marks are not in WiceClaim: the raw records are read only when they are used.
+    records = list(read_jsonl(data_dir / WICE_TRAIN)) if supported_parts else [{}] * len(claims)
+    for claim, rec in zip(claims, records, strict=True):
         title, context = claim.title, f"{claim.context} {claim.claim}".strip()
         sentences = list(claim.evidence)
         gold = sorted(i for i in claim.gold_sentences if i < len(sentences))
         if gold:
             passage = " ".join(sentences[i] for i in gold)
             out.append(Example(title, context, passage, "X", "wice_train", group))
-            part = supported_part(rec["claim"], rec.get("claim_tokens", []), rec.get("non_supported_spans", []))
-            if supported_parts and part != claim.claim and word_count(part) >= MIN_SUPPORTED_TOKENS:
+            part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"]) if rec else ""
+            if part and part != claim.claim and word_count(part) >= MIN_SUPPORTED_TOKENS:
                 out.append(Example(title, f"{claim.context} {part}".strip(), passage, "S", "wice_train", group))
         meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
         for i in _hard_negatives(claim.claim, sentences, set(gold) | meta_rows, negatives):
             out.append(Example(title, context, sentences[i], "N", "wice_train", group))
         group += 1
     return out
+
+
+#: Opening words that are not names, so "A man ..." becomes "..., and a man ...".
+_LOWERABLE = frozenset("A An The Two Three Four Some Several Many People Men Women Children Kids He She "
+                       "They It There This That These Those".split())
 
 
 def _clause(text: str, first: bool) -> str:
@@ -235,11 +242,6 @@ def _clause(text: str, first: bool) -> str:
     if not first and text[:1].isupper() and not text[1:2].isupper() and text.split(" ", 1)[0] in _LOWERABLE:
         text = text[0].lower() + text[1:]
     return text
-
-
-#: Opening words that are not names, so "A man ..." becomes "..., and a man ...".
-_LOWERABLE = frozenset("A An The Two Three Four Some Several Many People Men Women Children Kids He She "
-                       "They It There This That These Those".split())
 
 
 def _joined(*clauses: str) -> str:
@@ -283,9 +285,8 @@ def joined_examples(data_dir: str | Path, per_file: int = 3000, seed: int = 13) 
         premises = premises[:per_file]
         for n, (premise, labels) in enumerate(premises):
             supported = rng.choice(labels["S"])
-            other_premise, other = premises[(n + 1 + rng.randrange(len(premises) - 1)) % len(premises)] \
-                if len(premises) > 1 else (premise, labels)
-            if other_premise != premise:
+            if len(premises) > 1:  # any premise but this one
+                other_premise, other = premises[(n + 1 + rng.randrange(len(premises) - 1)) % len(premises)]
                 second = rng.choice(other["S"])
                 claim = _joined(supported, second) if n % 2 else _joined(second, supported)
                 out.append(Example("", claim, premise, "X", name))
