@@ -100,3 +100,13 @@ def test_init_from_a_directory_without_a_verifier_or_of_another_backbone_is_refu
     copy = shutil.copytree(DEFAULT_MODEL_DIR, tmp_path / "copy")
     with pytest.raises(InputError, match="--base minilm"):
         _check_init(copy, "mpnet")
+
+
+@pytest.mark.parametrize("option", [["--init", "side/models/verifier"], ["--joined", "10"], ["--supported-parts"]])
+def test_options_of_the_fine_tuning_are_refused_where_it_is_skipped(tmp_path, capsys, option):
+    from side.cli import main
+
+    assert main(["train", "verifier", *option, "--combiner-only", "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option[0] in err and "--combiner-only" in err
+    assert not (tmp_path / "m").exists()

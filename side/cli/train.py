@@ -105,23 +105,24 @@ def _register_unsupported(models: argparse._SubParsersAction) -> None:
 
 def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     from side.data import require_file
+    from side.errors import InputError
     from side.training.calibration import choose_levels, fit_combiner, level_items, level_signals
     from side.training.finetune import TrainSettings, default_recipe, train_verifier
     from side.training.trainset import WICE_TRAIN
     from side.verify.verifier import COMBINER_FILE, Verifier
 
     data_dir = Path(config.data_dir)
+    given = {"--feedback": args.feedback is not None, "--init": args.init is not None,
+             "--joined": bool(args.joined), "--supported-parts": args.supported_parts}
+    fine_tuning = [name for name, present in given.items() if present]
+    if fine_tuning and (args.combiner_only or args.levels_only):
+        raise InputError(f"{', '.join(fine_tuning)}: options of the fine-tuning, which --combiner-only / "
+                         "--levels-only skip; leave them out, or train")
     if args.feedback is not None:
-        from side.errors import InputError
         from side.training.feedback import read_feedback
 
-        if args.combiner_only or args.levels_only:
-            raise InputError("--feedback adds training pairs: it needs the fine-tuning that "
-                             "--combiner-only / --levels-only skip")
         read_feedback(args.feedback)  # a bad file stops here, before an hour of training
     if args.train_only and (args.combiner_only or args.levels_only):
-        from side.errors import InputError
-
         raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
     require_file(data_dir / WICE_TRAIN)
     stats = {}
