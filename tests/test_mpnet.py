@@ -204,8 +204,22 @@ def test_base_mpnet_takes_a_training_step_and_loads_back(tmp_path):
     assert torch.equal(next(p for n, p in model.named_parameters() if "encoder.layer.0." in n), frozen)
     assert not torch.equal(next(p for n, p in model.named_parameters() if "encoder.layer.11." in n), top)
     model.eval()
-    save_model(model, TrainSettings(data_dir=tmp_path, out_dir=tmp_path / "model", base="mpnet"), {"steps": 1})
+    save_model(model, TrainSettings(data_dir=tmp_path, out_dir=tmp_path / "model", base="mpnet"),
+               {"steps": 1, "examples": len(pairs), "device": "cpu", "minutes": 0.1})
     assert json.loads((tmp_path / "model" / "verifier.json").read_text())["base"] == "all-mpnet-base-v2"
     cross = CrossEncoder(tmp_path / "model", device="cpu", precision="fp32")
-    probs = cross.predict(pairs[:2])
-    assert probs.shape == (2, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
+    probs = cross.predict(pairs)
+    assert probs.shape == (4, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
+
+    # The same weights as a Hugging Face checkpoint (what a GPU host loads): MPNet's own layout
+    # (no token type ids), the card naming mpnet as the base, and the same probabilities.
+    from side.verify.hf_export import export_hf
+
+    result = export_hf(tmp_path / "hf", tmp_path / "model")
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["model_type"] == "mpnet" and result.parameters > 100_000_000
+    assert "base_model: sentence-transformers/all-mpnet-base-v2" in (tmp_path / "hf" / "README.md").read_text()
+    checkpoint = CrossEncoder(tmp_path / "hf", device="cpu", precision="fp32")
+    assert checkpoint.format == "hf" and "token_type_ids" not in checkpoint.pairs.tokenizer.model_input_names
+    assert checkpoint.pairs.encode(pairs) == cross.pairs.encode(pairs)
+    assert float(np.abs(checkpoint.predict(pairs) - probs).max()) <= 1e-5
