@@ -193,3 +193,20 @@ def test_eval_verify_wice_reports_levels(capsys):
     said_not_supported = sum(row[N] for row in wice["levels"]["verifier"]["confusion"].values())
     assert 0 <= report["reported"] <= said_not_supported  # only not-supported verdicts are reported
     assert set(report) == {"report_threshold", "reported", "precision", "recall"}
+
+
+def test_cached_signals_are_keyed_by_how_pairs_become_tokens():
+    """Signals cached for the same weights but another token budget or evidence shortlist are not
+    read back: a verifier.json with another max_length, or SIDE_VERIFIER_SHORTLIST, scores other pairs."""
+    from side.training.calibration import _cache_key
+    from side.verify.verifier import Verifier
+
+    verifier = Verifier.load(device="cpu")
+    items = [(Query("Paris is the capital of France.", "Paris"), ["Paris is France's capital."])]
+    key = _cache_key(verifier, items)
+    assert _cache_key(verifier, items) == key
+    verifier.cross_encoder.pairs.max_length += 128
+    longer = _cache_key(verifier, items)
+    assert longer != key
+    verifier.shortlist = 0  # embed every sentence
+    assert _cache_key(verifier, items) not in (key, longer)
