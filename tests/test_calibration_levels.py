@@ -196,8 +196,10 @@ def test_eval_verify_wice_reports_levels(capsys):
 
 
 def test_cached_signals_are_keyed_by_how_pairs_become_tokens():
-    """Signals cached for the same weights but another token budget or evidence shortlist are not
-    read back: a verifier.json with another max_length, or SIDE_VERIFIER_SHORTLIST, scores other pairs."""
+    """Signals cached for the same weights but another token budget, bi-encoder or evidence shortlist
+    are not read back: a verifier.json with another max_length, SIDE_ENCODER_MODEL or
+    SIDE_VERIFIER_SHORTLIST scores other pairs."""
+    from side.retrieval.encoder import Encoder, encoder_path
     from side.training.calibration import _cache_key
     from side.verify.verifier import Verifier
 
@@ -209,4 +211,10 @@ def test_cached_signals_are_keyed_by_how_pairs_become_tokens():
     longer = _cache_key(verifier, items)
     assert longer != key
     verifier.shortlist = 0  # embed every sentence
-    assert _cache_key(verifier, items) not in (key, longer)
+    everything = _cache_key(verifier, items)
+    assert everything not in (key, longer)
+    # The bi-encoder named by its directory rather than "minilm": another encoder as far as an index
+    # or a cache can tell, so its signals are not shared.
+    other = Verifier(verifier.cross_encoder, encoder=Encoder(path=encoder_path("minilm"), device="cpu"), shortlist=0)
+    assert other.encoder.name != verifier.encoder.name
+    assert _cache_key(other, items) not in (key, longer, everything)

@@ -271,10 +271,11 @@ def _cache_key(verifier: Verifier, items: Sequence[Any]) -> str:
     weights = Path(verifier.cross_encoder.model_dir) / "verifier.safetensors"
     digest.update(weights.read_bytes() if weights.is_file() else str(weights).encode())
     digest.update(str(verifier.cross_encoder.precision).encode())
-    # What else decides the signals of the same weights: how pairs become tokens, and which
-    # sentences are embedded and judged (SIDE_VERIFIER_SHORTLIST and the others are settings).
-    digest.update(json.dumps([verifier.cross_encoder.pairs.max_length, PASSAGE_SHARE, verifier.k,
-                              verifier.shortlist, verifier.shortlist_neighbours, verifier.split_claims]).encode())
+    # What else decides the signals of the same weights: how pairs become tokens, the bi-encoder
+    # (SIDE_ENCODER_MODEL) and which sentences it embeds and the cross-encoder judges.
+    digest.update(json.dumps([verifier.cross_encoder.pairs.max_length, PASSAGE_SHARE, verifier.encoder.name,
+                              verifier.k, verifier.shortlist, verifier.shortlist_neighbours,
+                              verifier.split_claims]).encode())
     for item in items:
         query, sentences = (item.query, item.sentences) if isinstance(item, LevelItem) else item
         digest.update(json.dumps([query.claim, query.title, query.section, query.context, list(sentences)]).encode())
