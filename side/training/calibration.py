@@ -285,7 +285,8 @@ def _cache_key(verifier: Verifier, items: Sequence[Any]) -> str:
 def level_signals(verifier: Verifier, items: Sequence[Any], cache: Path | None = None, batch: int = 16) -> Signals:
     """The verifier's signals and the baselines' scores for (query, sentences) or :class:`LevelItem` s.
 
-    With ``cache`` (a folder), a run over the same weights, precision and items is read back.
+    With ``cache`` (a folder), a run over the same weights, precision, settings (token budget,
+    bi-encoder, shortlist: see ``_cache_key``) and items is read back.
     """
     path = cache / f"signals-{_cache_key(verifier, items)}.npz" if cache else None
     if path and path.is_file():
