@@ -48,7 +48,7 @@ import numpy as np
 
 from side.config import load_config
 from side.data import WiceClaim, load_wice, read_jsonl
-from side.evaluation.verify import failure_metrics, level_metrics, wice_query, wice_sentences
+from side.evaluation.verify import META_PREFIX, failure_metrics, level_metrics, wice_query, wice_sentences
 from side.training.calibration import choose_cuts
 from side.verify.verifier import FEATURES, Verifier
 
@@ -87,7 +87,7 @@ def side_scores(verifier: Verifier, claims: list[WiceClaim], rows: list[dict]) -
     score) on the oracle chunks (the best-scored chunk of each claim) and on the whole page."""
     by_id = {c.id: c for c in claims}
     chunk_rows = [r for r in rows if r["meta"]["id"] in by_id]
-    pairs = [(wice_query(by_id[r["meta"]["id"]]), [s.removeprefix("(meta data) ") for s in r["evidence"]])
+    pairs = [(wice_query(by_id[r["meta"]["id"]]), [s.removeprefix(META_PREFIX) for s in r["evidence"]])
              for r in chunk_rows]
     chunk = _signals(verifier, pairs, "oracle chunks")
     page = _signals(verifier, [(wice_query(c), wice_sentences(c)) for c in claims], "whole pages")
