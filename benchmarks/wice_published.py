@@ -39,7 +39,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -48,7 +48,14 @@ import numpy as np
 
 from side.config import load_config
 from side.data import WiceClaim, load_wice, read_jsonl
-from side.evaluation.verify import META_PREFIX, failure_metrics, level_metrics, wice_query, wice_sentences
+from side.evaluation.verify import (
+    META_PREFIX,
+    cut_levels,
+    failure_metrics,
+    level_metrics,
+    wice_query,
+    wice_sentences,
+)
 from side.training.calibration import choose_cuts
 from side.verify.verifier import FEATURES, Verifier
 
@@ -67,19 +74,21 @@ def published_scores(directory: Path, rows: list[dict], ids: list[str]) -> dict[
         scores = [float(line) for line in path.read_text().split()]
         if len(scores) != len(rows):
             raise SystemExit(f"{path}: {len(scores)} scores for {len(rows)} oracle rows; not the dev file's outputs")
-        out[path.parent.name.split("entailment=", 1)[1]] = claim_max(rows, scores, ids)
+        best = best_chunks(rows, scores)
+        out[path.parent.name.split("entailment=", 1)[1]] = np.array([scores[best[i]] for i in ids])
     if not out:
         raise SystemExit(f"{directory}: no retrieval=oracle,entailment=*/dev.entailment_score.txt in it")
     return out
 
 
-def claim_max(rows: list[dict], scores: list[float], ids: list[str]) -> np.ndarray:
-    """Each claim's best chunk score: the authors' rule for the oracle file."""
-    best: dict[str, float] = {}
-    for row, score in zip(rows, scores, strict=True):
+def best_chunks(rows: list[dict], scores: Sequence[float]) -> dict[str, int]:
+    """Per claim id, the row of its best-scored chunk: the authors' rule for the oracle file."""
+    best: dict[str, int] = {}
+    for n, (row, score) in enumerate(zip(rows, scores, strict=True)):
         key = row["meta"]["id"]
-        best[key] = max(best.get(key, -np.inf), score)
-    return np.array([best[i] for i in ids])
+        if key not in best or score > scores[best[key]]:
+            best[key] = n
+    return best
 
 
 def side_scores(verifier: Verifier, claims: list[WiceClaim], rows: list[dict]) -> dict[str, np.ndarray]:
@@ -91,11 +100,7 @@ def side_scores(verifier: Verifier, claims: list[WiceClaim], rows: list[dict]) -
              for r in chunk_rows]
     chunk = _signals(verifier, pairs, "oracle chunks")
     page = _signals(verifier, [(wice_query(c), wice_sentences(c)) for c in claims], "whole pages")
-    best: dict[str, int] = {}
-    for n, row in enumerate(chunk_rows):
-        key = row["meta"]["id"]
-        if key not in best or chunk[n, -1] > chunk[best[key], -1]:
-            best[key] = n
+    best = best_chunks(chunk_rows, chunk[:, -1])
     return {"Side, oracle chunks": chunk[[best[c.id] for c in claims]], "Side, whole page": page}
 
 
@@ -125,20 +130,17 @@ def signal_table(labels: np.ndarray, side: dict[str, np.ndarray]) -> None:
         print(f"{name:22}" + "".join(f"{c:>40}" for c in cells))
 
 
-def bootstrap(labels: np.ndarray, score: np.ndarray, metric: Callable, n: int, seed: int = 13) -> tuple[float, float]:
-    """95% interval of ``metric`` over claims resampled with replacement."""
+def bootstrap(labels: np.ndarray, score: np.ndarray, n: int, seed: int = 13) -> dict[str, tuple[float, float]]:
+    """95% interval of each of :data:`METRICS` over claims resampled with replacement (one
+    resample serves all three)."""
     rng = np.random.default_rng(seed)
-    values = []
+    values: dict[str, list[float]] = {m: [] for m in METRICS}
     for _ in range(n):
         pick = rng.integers(0, len(labels), len(labels))
-        value = metric(list(labels[pick]), score[pick])
-        if np.isfinite(value):
-            values.append(value)
-    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
-
-
-def cut_levels(score: np.ndarray, high: float, low: float) -> list[str]:
-    return ["supported" if s >= high else "partially_supported" if s >= low else "not_supported" for s in score]
+        for m, value in failure_metrics(list(labels[pick]), score[pick]).items():
+            if m in values and np.isfinite(value):
+                values[m].append(value)
+    return {m: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for m, v in values.items()}
 
 
 def level_bounds(labels: np.ndarray, score: np.ndarray, folds: int = 5) -> tuple[float, float]:
@@ -173,9 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(config.data_dir)
     claims = load_wice(data / CLAIM_FILE)[: args.limit]
     rows = list(read_jsonl(data / ORACLE_FILE))
-    ids = [c.id for c in claims]
-    every_id = [c.id for c in load_wice(data / CLAIM_FILE)]
-    scores = {name: s[: len(ids)] for name, s in published_scores(args.published, rows, every_id).items()}
+    scores = published_scores(args.published, rows, [c.id for c in claims])
     side = side_scores(Verifier.from_config(config, args.model), claims, rows)
     scores |= {name: matrix[:, -1] for name, matrix in side.items()}
     labels = np.array([c.label for c in claims])
@@ -185,13 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'target':34}" + "".join(f"{TARGETS[m]:>34.2f}" for m in METRICS) + f"{0.65:>34.2f}")
     for name, score in scores.items():
         figures = failure_metrics(list(labels), score)
-        cells = []
-        for m in METRICS:
-            if args.bootstrap:
-                low, high = bootstrap(labels, score, lambda lab, s, m=m: failure_metrics(lab, s)[m], args.bootstrap)
-                cells.append(f"{figures[m]:.3f} [{low:.3f}, {high:.3f}]")
-            else:
-                cells.append(f"{figures[m]:.3f}")
+        intervals = bootstrap(labels, score, args.bootstrap) if args.bootstrap else {}
+        cells = [f"{figures[m]:.3f}" + (" [{:.3f}, {:.3f}]".format(*intervals[m]) if m in intervals else "")
+                 for m in METRICS]
         cv, in_sample = level_bounds(labels, score) if len(labels) >= 25 else (float("nan"), float("nan"))
         print(f"{name:34}" + "".join(f"{c:>34}" for c in cells) + f"{f'{cv:.3f} / {in_sample:.3f}':>34}")
     signal_table(labels, side)
