@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from side.retrieval.encoder import EmbeddingCache, shared_encoder
+from side.retrieval.encoder import TOKEN_VECTOR_LENGTH, EmbeddingCache, shared_encoder
 
 
 class Counting:
@@ -16,9 +16,13 @@ class Counting:
         self.dim = encoder.dim
         self.seen: list[str] = []
 
-    def encode(self, texts, batch_size=64):
+    def encode(self, texts, batch_size=64, words=None):
         self.seen += texts
-        return self.encoder.encode(texts, batch_size=batch_size)
+        return self.encoder.encode(texts, batch_size=batch_size, words=words)
+
+    def token_vectors(self, texts):
+        self.seen += texts
+        return self.encoder.token_vectors(texts)
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +51,69 @@ def test_least_recently_used_sentences_are_dropped_beyond_capacity(encoder):
     counting.seen.clear()
     cache.encode(["one", "three", "two"])
     assert counting.seen == ["two"]
+
+
+def test_token_vectors_are_unit_word_pieces_without_special_tokens_and_batch_independent(encoder):
+    texts = ["The bridge opened in 1932.", "Tolls are collected daily at the northern end of the bridge."]
+    together = encoder.token_vectors(texts)
+    alone = encoder.token_vectors(texts[:1])
+    pieces, vectors = together[0]
+    assert pieces == encoder.tokenizer.tokenize(texts[0])
+    assert "[CLS]" not in pieces and "[SEP]" not in pieces
+    assert vectors.shape == (len(pieces), encoder.dim)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    # Padding to the longer text in the batch must not change the shorter one's vectors.
+    np.testing.assert_allclose(alone[0][1], vectors, atol=2e-2)
+    assert encoder.token_vectors([]) == []
+
+
+def test_cached_word_vectors_equal_fresh_ones_and_are_computed_once_within_capacity(encoder):
+    texts = ["Smith was born in Leeds in 1950.", "He moved to York.", "Smith was born in Leeds in 1950."]
+    counting = Counting(encoder)
+    cache = EmbeddingCache(counting, token_capacity=2)
+    first = cache.token_vectors(texts)
+    again = cache.token_vectors(texts[1:])
+    assert counting.seen == texts[:2]
+    fresh = encoder.token_vectors(texts[:2])
+    for (pieces, vectors), (want_pieces, want) in zip(first[:2] + again[:1], fresh + fresh[1:], strict=True):
+        assert pieces == want_pieces and vectors.dtype == np.float32
+        np.testing.assert_allclose(vectors, want, atol=2e-3)  # kept in fp16
+    cache.token_vectors(["A third text."])  # the least recently used, "He moved to York.", is dropped
+    counting.seen.clear()
+    cache.token_vectors(texts[:2])
+    assert counting.seen == ["He moved to York."]
+
+
+def test_embedding_a_text_keeps_its_word_vectors_so_soft_coverage_needs_no_second_pass(encoder):
+    short = "The bridge opened in 1932 and carried trams."
+    long = " ".join(["The toll was raised again after a long public inquiry into the bridge."] * 12)
+    counting = Counting(encoder)
+    cache = EmbeddingCache(counting)
+    cache.encode([short, long])
+    counting.seen.clear()
+    (short_pieces, short_vectors), (long_pieces, _) = cache.token_vectors([short, long])
+    # The short text's word vectors came from the embedding pass; the long one (over the
+    # TOKEN_VECTOR_LENGTH it is read at) had to be read again, cut at that length.
+    assert counting.seen == [long]
+    fresh = encoder.token_vectors([short, long])
+    assert short_pieces == fresh[0][0] and long_pieces == fresh[1][0]
+    assert len(long_pieces) == TOKEN_VECTOR_LENGTH - 2  # [CLS] and [SEP] left out
+    np.testing.assert_allclose(short_vectors, fresh[0][1], atol=2e-3)
+
+
+def test_soft_coverage_credits_paraphrase_and_ranks_the_right_source_first(encoder):
+    from side.verify.evidence import coverage, soft_coverage
+
+    claim = "Smith was born in Leeds in 1950."
+    paraphrase = ["Smith's birthplace is Leeds; his birth year was 1950."]
+    unrelated = ["The orchestra toured Japan with a new conductor.", "Tickets sold out within hours."]
+
+    def soft(sentences):
+        words = encoder.token_vectors([claim, *sentences])
+        return soft_coverage(words[0][0], words[0][1], [v for _, v in words[1:]])
+
+    assert soft(paraphrase) > soft(unrelated) + 0.2
+    assert soft([claim]) == pytest.approx(1.0, abs=1e-3)  # every word matched by itself
+    # Exact overlap misses "born" in "birth"; the contextual match does not.
+    assert coverage(claim, paraphrase[0]) < 1.0
+    assert soft([]) == 0.0

@@ -17,14 +17,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from side.errors import ModelLoadError
 
 __all__ = [
-    "DEFAULT_MAX_LENGTH", "BATCH_OVERHEAD_TOKENS", "TOKENIZE_SLICE", "padding_batches", "ENCODERS",
+    "DEFAULT_MAX_LENGTH", "BATCH_OVERHEAD_TOKENS", "TOKENIZE_SLICE", "TOKEN_VECTOR_LENGTH", "TOKEN_CACHE_TEXTS",
+    "WordVectors", "padding_batches", "ENCODERS",
     "DEFAULT_ENCODER", "minilm_path", "encoder_path", "encoder_name", "pick_device", "Encoder", "EmbeddingCache",
     "shared_encoder",
 ]
@@ -41,6 +42,12 @@ DEFAULT_MAX_LENGTH = 256
 BATCH_OVERHEAD_TOKENS = 32
 #: Texts tokenized at a time: a corpus is embedded in slices, so its token ids never all sit in memory.
 TOKENIZE_SLICE = 4096
+#: One text's word pieces and their contextual unit vectors, one row each (:meth:`Encoder.token_vectors`).
+WordVectors = tuple[list[str], np.ndarray]
+#: Tokens of one text read for its word vectors (:meth:`Encoder.token_vectors`).
+TOKEN_VECTOR_LENGTH = 128
+#: Texts whose word vectors :class:`EmbeddingCache` keeps (fp16, ~30 KB each: about 120 MB at most).
+TOKEN_CACHE_TEXTS = 4096
 
 
 def padding_batches(lengths: Sequence[int], max_batch: int,
@@ -152,8 +159,14 @@ class Encoder:
     def dim(self) -> int:
         return int(self.model.config.hidden_size)
 
-    def encode(self, texts: list[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        """Embeddings of ``texts`` in input order, float32, unit length, shape (n, dim)."""
+    def encode(self, texts: list[str], batch_size: int = 64, progress: bool = False,
+               words: dict[str, WordVectors] | None = None) -> np.ndarray:
+        """Embeddings of ``texts`` in input order, float32, unit length, shape (n, dim).
+
+        ``words``, when given, also receives the word vectors (:meth:`token_vectors`) of every text
+        no longer than :data:`TOKEN_VECTOR_LENGTH` tokens, read off the same forward pass: for
+        those texts they are what :meth:`token_vectors` computes, so soft coverage costs no second pass.
+        """
         torch = self._torch
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -171,20 +184,57 @@ class Encoder:
                 tokens = self.tokenizer([texts[i] or " " for i in part], truncation=True, max_length=self.max_length)
                 lengths = [len(ids) for ids in tokens["input_ids"]]
                 for batch in padding_batches(lengths, batch_size, self.batch_overhead):
-                    out[[part[i] for i in batch]] = self._embed(tokens, batch)
+                    hidden, mask = self._forward(tokens, batch)
+                    out[[part[i] for i in batch]] = self._pool(hidden, mask)
+                    if words is not None:
+                        for row, i in enumerate(batch):
+                            if lengths[i] <= TOKEN_VECTOR_LENGTH:
+                                words[texts[part[i]]] = self._words(tokens["input_ids"][i], hidden[row])
                     if bar is not None:
                         bar.update(len(batch))
         if bar is not None:
             bar.close()
         return out
 
-    def _embed(self, tokens: Any, batch: list[int]) -> np.ndarray:
-        """Mean-pooled unit vectors of the tokenized texts ``batch``, padded to the longest of them."""
+    def token_vectors(self, texts: list[str], max_length: int = TOKEN_VECTOR_LENGTH,
+                      batch_size: int = 32) -> list[WordVectors]:
+        """Each text's word pieces and their contextual vectors (unit length, fp32, special tokens left out).
+
+        For :func:`side.verify.evidence.soft_coverage`: a claim's words matched to the evidence's
+        words in context, which exact word overlap misses ("born" / "birth", "US" / "American").
+        Texts are cut at ``max_length`` tokens (a sentence, not a page), and batched by length
+        (:func:`padding_batches`) so a short claim is not padded to its longest candidate.
+        """
         torch = self._torch
+        if not texts:
+            return []
+        tokens = self.tokenizer([t or " " for t in texts], truncation=True, max_length=max_length)
+        out: list[WordVectors | None] = [None] * len(texts)
+        with torch.inference_mode():
+            for batch in padding_batches([len(ids) for ids in tokens["input_ids"]], batch_size, self.batch_overhead):
+                hidden, _ = self._forward(tokens, batch)
+                for row, i in enumerate(batch):
+                    out[i] = self._words(tokens["input_ids"][i], hidden[row])
+        return [item for item in out if item is not None]
+
+    def _forward(self, tokens: Any, batch: list[int]) -> tuple[Any, Any]:
+        """Last hidden states (fp32) and attention mask of the tokenized texts ``batch``, padded to the longest."""
         enc = self.tokenizer.pad({key: [tokens[key][i] for i in batch] for key in tokens.keys()},
                                  return_tensors="pt").to(self.device)
-        hidden = self.model(**enc).last_hidden_state.float()
-        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        return self.model(**enc).last_hidden_state.float(), enc["attention_mask"]
+
+    def _words(self, ids: list[int], hidden: Any) -> WordVectors:
+        """One text's word pieces and unit vectors from its row of hidden states, special tokens left out."""
+        special = set(self.tokenizer.all_special_ids)
+        keep = [n for n, t in enumerate(ids) if t not in special]
+        pieces = cast(list[str], self.tokenizer.convert_ids_to_tokens([ids[n] for n in keep]))
+        vectors = self._torch.nn.functional.normalize(hidden[keep], p=2, dim=-1)
+        return pieces, vectors.cpu().numpy()
+
+    def _pool(self, hidden: Any, mask: Any) -> np.ndarray:
+        """Mean-pooled unit vectors of a batch's hidden states under its attention mask."""
+        torch = self._torch
+        mask = mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
         return torch.nn.functional.normalize(pooled, p=2, dim=1).float().cpu().numpy()
 
@@ -197,17 +247,25 @@ class EmbeddingCache:
     candidate for many citations, and the combiner fit, which checks each page three ways.
     """
 
-    def __init__(self, encoder: Encoder, capacity: int = 32_000) -> None:
+    def __init__(self, encoder: Encoder, capacity: int = 32_000, token_capacity: int = TOKEN_CACHE_TEXTS) -> None:
         self.encoder = encoder
         self.capacity = capacity
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        #: Word pieces and their vectors (fp16) of the texts soft coverage read last: a claim and its
+        #: best sentences come back whenever the same citation or page is checked again.
+        self.token_capacity = token_capacity
+        self._tokens: OrderedDict[str, WordVectors] = OrderedDict()
         self._lock = threading.Lock()
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Like :meth:`Encoder.encode`; only texts not seen recently are embedded."""
         with self._lock:  # one embedding pass at a time: torch already uses every core
             missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-            self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=batch_size), strict=False))
+            words: dict[str, WordVectors] = {}
+            self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=batch_size, words=words),
+                                     strict=False))
+            self._keep_words(words)
+            self._trim_words()
             out = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
             for row, text in enumerate(texts):
                 out[row] = self._vectors[text]
@@ -215,6 +273,30 @@ class EmbeddingCache:
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
         return out
+
+    def token_vectors(self, texts: list[str]) -> list[tuple[list[str], np.ndarray]]:
+        """Like :meth:`Encoder.token_vectors`; only texts not read recently go through the model."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._tokens))
+            self._keep_words(dict(zip(missing, self.encoder.token_vectors(missing), strict=True)))
+            out = []
+            for text in texts:
+                pieces, vectors = self._tokens[text]
+                self._tokens.move_to_end(text)
+                out.append((pieces, vectors.astype(np.float32)))
+            self._trim_words()
+        return out
+
+    def _keep_words(self, words: dict[str, WordVectors]) -> None:
+        """Keep these texts' word vectors (fp16) as the most recently used. The caller holds the lock."""
+        for text, (pieces, vectors) in words.items():
+            self._tokens[text] = (pieces, vectors.astype(np.float16))
+            self._tokens.move_to_end(text)
+
+    def _trim_words(self) -> None:
+        """Drop the least recently used word vectors beyond capacity. The caller holds the lock."""
+        while len(self._tokens) > self.token_capacity:
+            self._tokens.popitem(last=False)
 
 
 def shared_encoder(device: str = "auto", precision: str = "auto", model: str = DEFAULT_ENCODER) -> Encoder:

@@ -275,7 +275,7 @@ def _cache_key(verifier: Verifier, items: Sequence[Any]) -> str:
     # (SIDE_ENCODER_MODEL) and which sentences it embeds and the cross-encoder judges.
     digest.update(json.dumps([verifier.cross_encoder.pairs.max_length, PASSAGE_SHARE, verifier.encoder.name,
                               verifier.k, verifier.shortlist, verifier.shortlist_neighbours,
-                              verifier.split_claims]).encode())
+                              verifier.split_claims, FEATURES]).encode())
     for item in items:
         query, sentences = (item.query, item.sentences) if isinstance(item, LevelItem) else item
         digest.update(json.dumps([query.claim, query.title, query.section, query.context, list(sentences)]).encode())

