@@ -274,7 +274,7 @@ class EmbeddingCache:
                 self._vectors.popitem(last=False)
         return out
 
-    def token_vectors(self, texts: list[str]) -> list[tuple[list[str], np.ndarray]]:
+    def token_vectors(self, texts: list[str]) -> list[WordVectors]:
         """Like :meth:`Encoder.token_vectors`; only texts not read recently go through the model."""
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._tokens))
