@@ -19,15 +19,20 @@ class CountingEncoder:
     """The real encoder, counting the texts it is asked to embed."""
 
     def __init__(self, encoder) -> None:
-        self.encoder, self.texts = encoder, 0
+        self.encoder, self.texts, self.word_reads = encoder, 0, 0
 
     @property
     def dim(self) -> int:
         return self.encoder.dim
 
-    def encode(self, texts, batch_size: int = 64):
+    def encode(self, texts, batch_size: int = 64, words=None):
         self.texts += len(texts)
-        return self.encoder.encode(texts, batch_size=batch_size)
+        return self.encoder.encode(texts, batch_size=batch_size, words=words)
+
+    def token_vectors(self, texts):
+        """Texts read a second time for their word vectors (soft coverage), counted apart."""
+        self.word_reads += len(texts)
+        return self.encoder.token_vectors(texts)
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +108,8 @@ def test_a_page_seen_before_embeds_nothing_again(shipped):
     again = verifier.verify(query, page)
     assert encoder.texts == embedded  # every sentence and the claim came from the cache
     assert again == first
+    # Soft coverage's word vectors came off the embedding pass: no text was read twice.
+    assert encoder.word_reads == 0 and again.signals["soft_coverage"] > 0
 
 
 def test_shortlist_comes_from_the_configuration(shipped):
