@@ -154,6 +154,8 @@ class Encoder:
             raise ModelLoadError(f"cannot load encoder from {self.path}: {exc}") from exc
         self.model = numbers.apply(self.model.to(self.device).eval(), self.precision)
         self._torch = torch
+        #: Token ids left out of word vectors ([CLS], [SEP], padding...), read once, not per text.
+        self._special_ids = frozenset(self.tokenizer.all_special_ids)
 
     @property
     def dim(self) -> int:
@@ -225,8 +227,7 @@ class Encoder:
 
     def _words(self, ids: list[int], hidden: Any) -> WordVectors:
         """One text's word pieces and unit vectors from its row of hidden states, special tokens left out."""
-        special = set(self.tokenizer.all_special_ids)
-        keep = [n for n, t in enumerate(ids) if t not in special]
+        keep = [n for n, t in enumerate(ids) if t not in self._special_ids]
         pieces = cast(list[str], self.tokenizer.convert_ids_to_tokens([ids[n] for n in keep]))
         vectors = self._torch.nn.functional.normalize(hidden[keep], p=2, dim=-1)
         return pieces, vectors.cpu().numpy()
