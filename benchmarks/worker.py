@@ -1,4 +1,4 @@
-"""CPU worker throughput: citations per minute through Redis + ``side-worker`` vs in-process.
+"""Worker throughput: citations per minute through Redis + ``side-worker``, against in-process.
 
 Real claims (WiCE dev: claim, Wikipedia context, and the cited web page's sentences) are
 grouped into Checks of ``--per-check`` citations, as the bot groups a revision's citations.
@@ -17,7 +17,12 @@ finds the pages of an earlier one in a process's sentence-embedding cache (which
 cache hits, not verification); both paths get the same claims within a run. Reported: each
 path's citations per minute over all ``--repeat`` runs, with the ratio.
 
+On a GPU host, ``--worker-device cpu --worker-device cuda --no-in-process`` measures the same
+worker on each device instead: one Redis and one ``side-worker`` per device
+(``SIDE_VERIFIER_DEVICE``), the first device named being the peer the others are compared with.
+
     .venv/bin/python benchmarks/worker.py [--citations 60] [--per-check 10] [--threads 2] [--repeat 2]
+    python benchmarks/worker.py --worker-device cpu --worker-device cuda --no-in-process --threads 16
 """
 
 from __future__ import annotations
@@ -115,20 +120,21 @@ def run_in_process(pipeline, checks: list[list[Claim]]) -> float:
     return time.perf_counter() - started
 
 
-def start_stack(threads: int, workers: int, folder: Path):
-    """Redis (own port, AOF) and ``workers`` side-worker processes, ready to take jobs."""
+def start_stack(threads: int, workers: int, folder: Path, device: str = "auto"):
+    """Redis (own port, AOF) and ``workers`` side-worker processes on ``device``, ready to take jobs."""
     import socket
 
     from side.config import ServiceConfig
     from workers.stack import Stack
 
+    folder.mkdir(parents=True, exist_ok=True)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         redis_port = sock.getsockname()[1]
     config = ServiceConfig(redis_url=f"redis://127.0.0.1:{redis_port}/0",
                            database_url=f"sqlite:///{folder / 'side.sqlite3'}")
     env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "SIDE_VAR_DIR": str(folder / "var"),
-           "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1"}
+           "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_VERIFIER_DEVICE": device}
     stack = Stack(redis_url=config.redis_url, database_url=config.database_url, log_dir=folder / "log",
                   redis_dir=folder / "redis", workers=workers, with_web=False, env=env, worker_args=["--no-index"])
     return stack.start(), config
@@ -162,10 +168,18 @@ def main() -> None:
     parser.add_argument("--citations", type=int, default=60, help="WiCE dev claims per run (default 60)")
     parser.add_argument("--per-check", type=int, default=10, help="citations per Check / job (default 10)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads per process (default 2)")
-    parser.add_argument("--workers", type=int, default=1, help="side-worker processes (default 1)")
+    parser.add_argument("--workers", type=int, default=1, help="side-worker processes per device (default 1)")
     parser.add_argument("--repeat", type=int, default=2,
                         help="alternating runs of each, new claims each run (default 2)")
+    parser.add_argument("--worker-device", action="append", dest="devices", metavar="DEVICE",
+                        help="the workers' verifier device (auto, cpu, cuda); repeat it to measure "
+                             "one stack per device (default: auto)")
+    parser.add_argument("--no-in-process", action="store_true",
+                        help="leave out the in-process peer; the first --worker-device is the peer")
     args = parser.parse_args()
+    devices = args.devices or ["auto"]
+    if args.no_in_process and len(devices) < 2:
+        parser.error("--no-in-process needs two --worker-device values to compare")
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
     server = Pages(("127.0.0.1", 0), _Handler)
@@ -178,24 +192,34 @@ def main() -> None:
     print(f"{citations} WiCE dev citations in {args.repeat} runs of {per_run} checks; "
           f"{args.threads} torch threads per process")
 
-    pipeline = load_pipeline(args.threads)
-    peer, queue = [], []
+    pipeline = None if args.no_in_process else load_pipeline(args.threads)
+    seconds: dict[str, list[float]] = {} if pipeline is None else {"in-process Pipeline": []}
+    configs = {}  # path name -> the ServiceConfig its stack answers on
     with tempfile.TemporaryDirectory() as tmp:
-        stack, config = start_stack(args.threads, args.workers, Path(tmp))
+        stacks = []
         try:
-            for run, checks in enumerate(runs):  # alternate, so both see the same machine load
-                peer.append(run_in_process(pipeline, fresh(checks, 2 * run)))
-                queue.append(run_queue(config, fresh(checks, 2 * run + 1), run))
-                print(f"run {run + 1}: in-process {peer[-1]:.1f} s, queue {queue[-1]:.1f} s", flush=True)
+            for device in devices:
+                stack, config = start_stack(args.threads, args.workers, Path(tmp) / device, device)
+                stacks.append(stack)
+                name = f"Redis + {args.workers} side-worker ({device})"
+                configs[name], seconds[name] = config, []
+            for run, checks in enumerate(runs):  # alternate, so all see the same machine load
+                for n, name in enumerate(seconds):
+                    claims = fresh(checks, len(seconds) * run + n)
+                    seconds[name].append(run_in_process(pipeline, claims) if name not in configs
+                                         else run_queue(configs[name], claims, run))
+                print(f"run {run + 1}: " + ", ".join(f"{name} {times[-1]:.1f} s" for name, times in seconds.items()),
+                      flush=True)
         finally:
-            stack.stop()
+            for stack in stacks:
+                stack.stop()
     server.shutdown()
-    peer_s, queue_s = sum(peer), sum(queue)
-    peer_rate, queue_rate = citations / peer_s * 60, citations / queue_s * 60
-    print(f"all {args.repeat} runs:")
-    print(f"in-process Pipeline (peer): {peer_s:7.1f} s  {peer_rate:7.1f} citations/min")
-    print(f"Redis + {args.workers} side-worker:      {queue_s:7.1f} s  {queue_rate:7.1f} citations/min")
-    print(f"ratio (queue / in-process): {queue_rate / peer_rate:.2f}")
+    rates = {name: citations / sum(times) * 60 for name, times in seconds.items()}
+    peer = next(iter(rates))
+    print(f"all {args.repeat} runs (peer: {peer}):")
+    for name, times in seconds.items():
+        print(f"{name:38s} {sum(times):7.1f} s  {rates[name]:7.1f} citations/min  "
+              f"ratio {rates[name] / rates[peer]:.2f}")
 
 
 if __name__ == "__main__":
