@@ -140,6 +140,14 @@ def start_stack(threads: int, workers: int, folder: Path, device: str = "auto"):
     return stack.start(), config
 
 
+def loaded_as(stack) -> str:
+    """What the first worker's log says it loaded: device, number format and load time."""
+    for line in stack.worker_parts()[0].log_path.read_text(errors="replace").splitlines():
+        if "loaded the verifier on" in line:
+            return line[line.index("loaded the verifier on"):]
+    return "no load line in the worker log"
+
+
 def run_queue(config, checks: list[list[Claim]], run: int) -> float:
     """Seconds from the first submit until every Check is done, through Redis and side-worker."""
     from service.queue import get_queue, redis_connection, submit
@@ -201,6 +209,7 @@ def main() -> None:
             for device in devices:
                 stack, config = start_stack(args.threads, args.workers, Path(tmp) / device, device)
                 stacks.append(stack)
+                print(f"{device}: {loaded_as(stack)}", flush=True)
                 name = f"Redis + {args.workers} side-worker ({device})"
                 configs[name], seconds[name] = config, []
             for run, checks in enumerate(runs):  # alternate, so all see the same machine load

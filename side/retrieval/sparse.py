@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,22 @@ _BM25S_LOGGER = "bm25s"
 
 
 def quiet_bm25s():
-    """Import bm25s and undo the DEBUG level it sets on its own logger at import time."""
+    """Import bm25s without JAX, and undo the DEBUG level it sets on its own logger at import time.
+
+    Where JAX is installed, bm25s runs a JAX computation when it is imported (a warm-up of
+    ``jax.lax.top_k`` in ``bm25s.selection``). JAX's first computation starts its backends, and on
+    a GPU host that reserves 75% of the GPU's memory for the process: every Side process would
+    hold most of the GPU beside the verifier, and a second worker on the same GPU fails to load
+    (seen on an H200 whose image has JAX: CUDA_ERROR_OUT_OF_MEMORY). So bm25s is imported with
+    JAX hidden from it, and selects its top k with numpy, as it does where JAX is not installed:
+    the same results on every machine. JAX itself stays importable for the rest of the process.
+    """
+    if "bm25s" not in sys.modules and "jax" not in sys.modules:
+        sys.modules["jax"] = None  # type: ignore[assignment]  # makes `import jax` raise ImportError
+        try:
+            import bm25s  # noqa: F401
+        finally:
+            del sys.modules["jax"]
     import bm25s
 
     logging.getLogger(_BM25S_LOGGER).setLevel(logging.NOTSET)
@@ -232,8 +248,7 @@ class SparseIndex:
                              f"{self.max_postings}): it cannot be {what}")
 
     def tokenize(self, queries: Sequence[str]) -> list[list[str]]:
-        import bm25s
-
+        bm25s = quiet_bm25s()
         return bm25s.tokenize(list(queries), stopwords="en", stemmer=self._stemmer,
                               return_ids=False, show_progress=False)
 
