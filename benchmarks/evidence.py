@@ -6,6 +6,8 @@ the order. Choose on the two train sets (WiCE non_supported_tokens train sub-cla
 train rationales); WiCE claim dev is printed for information and must not decide anything.
 
 Alternatives:
+- ``judged by retrieval``: the judged candidates in their retrieval order, the cross-encoder
+  not consulted (what the verifier does for a claim read with its article).
 - ``retrieval``: the sum of page-standardized BM25 and cosine scores alone (no cross-encoder).
 - ``neighbours a``: that score plus ``a`` times the better of the two adjacent sentences'
   scores, because WiCE gold sentences often come in runs.
@@ -64,6 +66,12 @@ def with_neighbours(scores: np.ndarray, weight: float) -> np.ndarray:
     return scores + weight * np.maximum(padded[:-2], padded[2:])
 
 
+def judged_by_retrieval(item: Prepared) -> list[int]:
+    """The judged candidates in their retrieval order (no cross-encoder), then the fused rank."""
+    judged = [c.index for c in item.candidates]
+    return judged + [i for i in item.selection.order if i not in set(judged)]
+
+
 def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     """Every order of one page's sentences, best first."""
     def query_scores(text: str) -> np.ndarray:
@@ -84,6 +92,7 @@ def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     retrieval_rank = -np.arange(len(item.candidates), dtype=np.float64)
     return {
         "shipped (peer)": verifier_order(item),
+        "judged by retrieval": judged_by_retrieval(item),
         "retrieval": ranked(full),
         "neighbours 0.25": ranked(with_neighbours(full, 0.25)),
         "neighbours 0.5": ranked(with_neighbours(full, 0.5)),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from side.verify.verifier import MAX_SENTENCES, Query, Verdict, Verifier
+from side.verify.verifier import MAX_SENTENCES, Query, Verdict, Verifier, evidence_order
 
 EIFFEL = Query(
     claim="The Eiffel Tower is 330 metres tall.",
@@ -69,3 +70,20 @@ def test_huge_source_is_bounded(verifier):
     assert len(prepared.sentences) == MAX_SENTENCES
     verdict = verifier.verify_text(EIFFEL, text + " The Eiffel Tower is 330 metres tall.")
     assert verdict.label in {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO"}
+
+
+def test_a_claim_with_its_article_keeps_the_retrieval_order_of_its_evidence(verifier):
+    """The cross-encoder calls titled Wikipedia claims unsupported whatever the sentence, so their
+    evidence keeps the retrieval order; a bare claim's evidence follows the cross-encoder too."""
+    bare = Query(EIFFEL.claim)
+    titled, untitled = verifier.run([(EIFFEL, SUPPORTING), (bare, SUPPORTING)])
+    assert titled.evidence_order == [c.index for c in titled.candidates]
+    assert [e.sentence_index for e in titled.decided.evidence] == titled.evidence_order[:len(titled.decided.evidence)]
+    support = untitled.probabilities[:-1, 0]  # column 0: SUPPORTS
+    assert untitled.evidence_order == [untitled.candidates[i].index for i in evidence_order(bare, support)]
+
+
+def test_evidence_order_fuses_the_cross_encoder_only_for_a_bare_claim():
+    support = np.array([0.1, 0.9, 0.2, 0.05])  # candidates in retrieval order
+    assert list(evidence_order(EIFFEL, support)) == [0, 1, 2, 3]
+    assert list(evidence_order(Query(EIFFEL.claim), support)) == [1, 0, 2, 3]
