@@ -14,7 +14,7 @@ import pytest
 from service.store import CheckRequest
 from side.extract.claims import Citation, Claim
 
-from httpserver import LocalServer, Response
+from alsea import alsea_sources
 
 torch = pytest.importorskip("torch")
 pytestmark = [
@@ -24,26 +24,13 @@ pytestmark = [
     ),
 ]
 
-ALSEA = (
-    b"<html><head><title>Alsea annual report</title></head><body>"
-    b"<p>Alsea operates Starbucks coffee shops in Mexico, Argentina and Chile.</p>"
-    b"<p>The company was founded in 1990 in Mexico City.</p>"
-    b"<p>It also operates Domino's Pizza and Burger King restaurants.</p></body></html>"
-)
-WEATHER = (
-    b"<html><head><title>Weather</title></head><body>"
-    b"<p>Tomorrow will be sunny with light winds along the coast.</p>"
-    b"<p>Temperatures reach 25 degrees in the afternoon.</p></body></html>"
-)
 #: Scores are kept to 4 decimals; TF32 matrix products on the GPU move the third at most.
 SCORE_TOLERANCE = 1e-2
 
 
 @pytest.fixture(scope="module")
 def sources():
-    with LocalServer() as server:
-        server.add("/alsea", Response(body=ALSEA))
-        server.add("/weather", Response(body=WEATHER))
+    with alsea_sources() as server:
         yield server
 
 

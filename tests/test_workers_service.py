@@ -20,20 +20,12 @@ from service.queue import redis_connection
 from service.store import CheckRequest
 from side.extract.claims import Citation, Claim
 
+from alsea import ALSEA, alsea_sources
 from harness.stack import pid_alive
 from hostile import decompression_bomb, pdf
-from httpserver import LocalServer, Response
+from httpserver import Response
 
 pytestmark = pytest.mark.slow
-
-ALSEA = (b"<html><head><title>Alsea annual report</title></head><body>"
-         b"<p>Alsea operates Starbucks coffee shops in Mexico, Argentina and Chile.</p>"
-         b"<p>The company was founded in 1990 in Mexico City.</p>"
-         b"<p>It also operates Domino's Pizza and Burger King restaurants.</p></body></html>")
-WEATHER = (b"<html><head><title>Weather</title></head><body>"
-           b"<p>Tomorrow will be sunny with light winds along the coast.</p>"
-           b"<p>Temperatures reach 25 degrees in the afternoon.</p></body></html>")
-
 
 def claim(text: str, url: str, key: str) -> Claim:
     return Claim(article_title="Alsea (company)", section=("History",), text=text, left_context=text,
@@ -42,9 +34,7 @@ def claim(text: str, url: str, key: str) -> Claim:
 
 @pytest.fixture(scope="module")
 def sources():
-    with LocalServer() as server:
-        server.add("/alsea", Response(body=ALSEA))
-        server.add("/weather", Response(body=WEATHER))
+    with alsea_sources() as server:
         yield server
 
 
