@@ -1,13 +1,16 @@
 """Evidence-sentence order: the shipped order against alternatives, on the same verifier run.
 
-The shipped order (the cross-encoder's rank fused with the retrieval rank, ``Verifier._decide``)
-is the peer; every alternative reorders the same page's sentences, so the figures differ only by
+The shipped order (``side.verify.verifier.evidence_order``: the judged candidates in retrieval
+order for a claim read with its article, the cross-encoder's rank fused with the retrieval rank
+for a bare claim) is the peer; every alternative reorders the same page's sentences, so the figures differ only by
 the order. Choose on the two train sets (WiCE non_supported_tokens train sub-claims, SciFact
 train rationales); WiCE claim dev is printed for information and must not decide anything.
 
 Alternatives:
 - ``judged by retrieval``: the judged candidates in their retrieval order, the cross-encoder
   not consulted (what the verifier does for a claim read with its article).
+- ``fusion``: the cross-encoder's rank fused with the retrieval rank over the judged candidates
+  (what the verifier does for a bare claim, and did for every claim before 2026-11-28).
 - ``retrieval``: the sum of page-standardized BM25 and cosine scores alone (no cross-encoder).
 - ``neighbours a``: that score plus ``a`` times the better of the two adjacent sentences'
   scores, because WiCE gold sentences often come in runs.
@@ -66,12 +69,6 @@ def with_neighbours(scores: np.ndarray, weight: float) -> np.ndarray:
     return scores + weight * np.maximum(padded[:-2], padded[2:])
 
 
-def judged_by_retrieval(item: Prepared) -> list[int]:
-    """The judged candidates in their retrieval order (no cross-encoder), then the fused rank."""
-    judged = [c.index for c in item.candidates]
-    return judged + [i for i in item.selection.order if i not in set(judged)]
-
-
 def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     """Every order of one page's sentences, best first."""
     def query_scores(text: str) -> np.ndarray:
@@ -82,7 +79,8 @@ def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
 
     def candidates_by(scores: np.ndarray) -> list[int]:
         shortlist = [item.candidates[i].index for i in np.argsort(-scores, kind="stable")]
-        return shortlist + [i for i in item.selection.order if i not in set(shortlist)]
+        judged = set(shortlist)
+        return shortlist + [i for i in item.selection.order if i not in judged]
 
     vectors = verifier.embeddings.encode(item.sentences, batch_size=64)
     full = query_scores(item.query.claim)
@@ -92,7 +90,8 @@ def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     retrieval_rank = -np.arange(len(item.candidates), dtype=np.float64)
     return {
         "shipped (peer)": verifier_order(item),
-        "judged by retrieval": judged_by_retrieval(item),
+        "judged by retrieval": candidates_by(retrieval_rank),
+        "fusion": candidates_by(rrf(support) + rrf(retrieval_rank)),
         "retrieval": ranked(full),
         "neighbours 0.25": ranked(with_neighbours(full, 0.25)),
         "neighbours 0.5": ranked(with_neighbours(full, 0.5)),
