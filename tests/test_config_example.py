@@ -1,0 +1,45 @@
+"""``side.toml.example``, the documented configuration the README points to, stays true to side/config.py.
+
+Loaded as a real configuration file it must give exactly the defaults, and it must name every
+setting (a new setting without its line in the example fails here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from side.config import Config, load_config
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "side.toml.example"
+
+
+def setting_names(config: object, prefix: str = "") -> list[str]:
+    names = []
+    for f in dataclasses.fields(config):  # type: ignore[arg-type]
+        value = getattr(config, f.name)
+        names += setting_names(value, f"{f.name}.") if dataclasses.is_dataclass(value) else [prefix + f.name]
+    return names
+
+
+def test_the_example_loads_to_the_defaults():
+    loaded = load_config(EXAMPLE, environ={})
+    assert dataclasses.asdict(loaded) == dataclasses.asdict(Config())
+
+
+def test_the_example_names_every_setting_under_its_section():
+    sections: dict[str, str] = {}
+    section = ""
+    for line in EXAMPLE.read_text(encoding="utf-8").splitlines():
+        if match := re.match(r"^\[([a-z_.]+)\]$", line):
+            section, _, table = match.group(1).partition(".")
+            if table:  # a table setting written as its own TOML table, e.g. [bot.backlog_categories]
+                sections[match.group(1)] = line
+        elif match := re.match(r"^#? ?([a-z0-9_]+) =", line):
+            sections.setdefault(f"{section}.{match.group(1)}" if section else match.group(1), line)
+        else:  # a secret, named by its environment variable only
+            for match in re.finditer(r"SIDE_([A-Z]+)_([A-Z_]+) \(", line):
+                sections.setdefault(f"{match.group(1).lower()}.{match.group(2).lower()}", line)
+    missing = [name for name in setting_names(Config()) if name not in sections]
+    assert missing == []
