@@ -152,8 +152,42 @@ def test_model_card_has_hub_metadata(exported):
     assert card.data.language == ["en"] and "cross-encoder" in card.data.tags
     assert card.data.datasets and all("/" in name for name in card.data.datasets)
     assert all(label in card.text for label in LABELS)
-    # Side's own card travels with the shipped weights (training data, licences, metrics).
-    assert "## Training data" in card.text and "\n# " not in card.text.split("## Side's model card")[1]
+
+
+def test_the_export_card_is_the_shipped_model_card(exported):
+    """One card for the package and the Hub: MODEL_CARD.md, front matter included, byte for byte,
+    with the metadata the export declares and the sections of a Hugging Face model card."""
+    from huggingface_hub import ModelCard
+
+    from side.verify.hf_export import SIDE_CARD_FILE, card_metadata
+
+    shipped = (DEFAULT_MODEL_DIR / SIDE_CARD_FILE).read_text(encoding="utf-8")
+    assert (exported / "README.md").read_text(encoding="utf-8") == shipped
+    card = ModelCard.load(DEFAULT_MODEL_DIR / SIDE_CARD_FILE)
+    assert card.data.to_dict() == card_metadata().to_dict()
+    headings = [line for line in card.text.splitlines() if line.startswith("## ")]
+    for section in ("Model details", "Uses", "How to get started", "Training data", "How to rebuild it",
+                    "Evaluation", "Limitations", "Bias, risks and recommendations", "Licence", "Citation"):
+        assert f"## {section}" in headings
+
+
+def test_weights_without_a_card_get_one_written_from_their_settings(tmp_path):
+    """A model directory with no MODEL_CARD.md (weights trained with --out) gets a card naming its
+    base and labels, not the shipped model's card."""
+    import shutil
+
+    from huggingface_hub import ModelCard
+
+    from side.verify.hf_export import SIDE_CARD_FILE, export_hf
+
+    model = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, model, ignore=shutil.ignore_patterns(SIDE_CARD_FILE))
+    export_hf(tmp_path / "hf", model)
+    text = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert text != (DEFAULT_MODEL_DIR / SIDE_CARD_FILE).read_text(encoding="utf-8")
+    card = ModelCard.load(tmp_path / "hf" / "README.md")
+    assert card.data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert all(label in card.text for label in LABELS) and "not the shipped ones" in card.text
 
 
 def one_line_error(capsys) -> str:

@@ -8,6 +8,10 @@ the Hugging Face Hub) expect a self-contained directory instead: ``config.json``
 YAML metadata. :func:`export_hf` writes that directory from the model exactly as Side loads it
 (fp32, on the CPU), so the exported model scores like Side's own path. Nothing is downloaded: the
 tokenizer is the one of the same offline package.
+
+The card of the shipped weights is their ``MODEL_CARD.md``, Hub front matter included, copied as
+it is: the package and the Hub show one card. Weights without a card of their own (a model
+trained with ``side train verifier --out DIR``) get one written from their ``verifier.json``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The shipped model card, appended to the exported one when the exported model has it.
+#: A model directory's own card (the shipped one has it): copied as the export's README.md.
 SIDE_CARD_FILE = "MODEL_CARD.md"
 CARD_FILE = "README.md"
 #: The Hub id of the model Side's cross-encoder was initialised from.
@@ -122,16 +126,6 @@ def _match_modes(directory: Path, names: list[str]) -> None:
         (directory / name).chmod(mode)
 
 
-def _demote_headings(markdown: str, levels: int = 2) -> str:
-    """Headings ``levels`` down (outside code blocks), so an appended card nests under our section."""
-    out, fenced = [], False
-    for line in markdown.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        out.append("#" * levels + line if line.startswith("#") and not fenced else line)
-    return "\n".join(out)
-
-
 def card_metadata(base_model: str = BASE_MODEL) -> Any:
     """The model card's YAML front matter, as the Hub's own ModelCardData writes it."""
     from huggingface_hub import ModelCardData
@@ -143,7 +137,15 @@ def card_metadata(base_model: str = BASE_MODEL) -> Any:
 
 
 def model_card(meta: dict, model_dir: Path) -> str:
-    """README.md for the export: front matter, how to feed and read the model, Side's own card."""
+    """README.md for the export: the model's own MODEL_CARD.md as it is, else one written from ``meta``."""
+    side_card = model_dir / SIDE_CARD_FILE
+    if side_card.is_file():
+        return side_card.read_text(encoding="utf-8")
+    return _written_card(meta)
+
+
+def _written_card(meta: dict) -> str:
+    """A card for weights without one: front matter, how to feed and read the model, where its settings are."""
     from huggingface_hub import ModelCard
 
     max_length = int(meta.get("max_length", 256))
@@ -208,16 +210,8 @@ In Side, the cross-encoder is one part of the verdict: sentences of the source a
 
 ## Licence
 
-Shipped under the MIT licence with Side. The base model is Apache-2.0.
+MIT, as Side. The base model is Apache-2.0. These weights are not the shipped ones (they had no
+model card of their own): their training settings are in `{META_FILE}` of the model they were
+exported from, and the training data and its licences in the card of Side's shipped verifier.
 """
-    side_card = model_dir / SIDE_CARD_FILE
-    if side_card.is_file():
-        body += ("The training data and their licences (CC BY-SA, CC BY, ODC-By, MIT, BSD, Apache-2.0) "
-                 "are listed in Side's card below.\n")
-        body += ("\n## Side's model card\n\nThe card Side ships with these weights, unchanged; its file "
-                 "names refer to Side's package, not to this directory.\n\n"
-                 + _demote_headings(side_card.read_text(encoding="utf-8")) + "\n")
-    else:
-        body += ("These weights were not the shipped ones (no model card beside them); training "
-                 f"data and settings are in `{META_FILE}` of the model they were exported from.\n")
     return str(ModelCard(f"---\n{card_metadata(base).to_yaml()}\n---\n{body}"))
