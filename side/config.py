@@ -194,6 +194,17 @@ class ServiceConfig:
     rate_limit: str = "60/minute"
     #: A stricter per-client limit for feedback (API and dashboard), counted on top of rate_limit.
     feedback_rate_limit: str = "20/minute"
+    #: Outside fetches the API's checks may cause, counted in cited pages (a URL without its query
+    #: string and fragment) per ``fetch_budget_window_s``, in Redis beside rate_limit's counters;
+    #: a page Side holds already (its cache) costs nothing. Past a budget a citation is read from
+    #: the corpus or the cache only, else answered "cannot check (fetch budget)". See
+    #: docs/service.md. Per client address (SIDE_SERVICE_CLIENT_FETCH_BUDGET) ...
+    client_fetch_budget: int = 200
+    #: ... per reviewer logged in with their wiki account ...
+    reviewer_fetch_budget: int = 2000
+    #: ... and per cited host, shared by every client of the API (the crawler's politeness).
+    host_fetch_budget: int = 600
+    fetch_budget_window_s: int = 3600
     max_body_bytes: int = 512 * 1024
     host: str = "127.0.0.1"
     port: int = 8765
