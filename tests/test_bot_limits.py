@@ -118,7 +118,7 @@ def test_revisions_over_the_caps_are_skipped_and_counted(mediawiki, bot_env, tmp
     counts = summary(log)
     assert counts["skipped: revision too large"] == 1 and counts["skipped: too many citations"] == 1
     assert counts["submitted"] == 1 and counts["handled"] == 3
-    assert re.search(rf"skip Big \w+ r{big}: revision too large \([0-9,]+ bytes", log)
+    assert re.search(rf"skip Big \w+ r{big}: revision too large \([0-9,]+ bytes.*; not downloaded\)", log)
     assert re.search(rf"skip Cited \w+ r{cited}: too many citations", log)
     store = Store.open(env["SIDE_SERVICE_DATABASE_URL"])
     assert [c.revision for c in store.checks(origin="bot", wiki="limits")] == [fine]
