@@ -19,13 +19,14 @@ from side.errors import SideError, TooManyClaimsError
 from side.extract.claims import Claim
 from side.extract.wikitext import added_citations
 
-__all__ = ["CRASHED_TWICE", "TOO_LARGE", "TOO_MANY_CITATIONS", "RevisionLimits", "RevisionSkipped",
+__all__ = ["CRASHED_TWICE", "TOO_LARGE", "TOO_MANY_CITATIONS", "UNREADABLE", "RevisionLimits", "RevisionSkipped",
            "revision_claims"]
 
 #: Why a revision is skipped, as counted in the run summary ("skipped: <reason>").
 TOO_LARGE = "revision too large"
 TOO_MANY_CITATIONS = "too many citations"
 CRASHED_TWICE = "crashed twice"
+UNREADABLE = "could not be read"
 
 
 class RevisionSkipped(SideError):

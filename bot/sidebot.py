@@ -90,7 +90,7 @@ from bot.changes import (
     skip_reason,
 )
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, checkpoint_path
-from bot.limits import CRASHED_TWICE, RevisionLimits, RevisionSkipped, revision_claims
+from bot.limits import CRASHED_TWICE, UNREADABLE, RevisionLimits, RevisionSkipped, revision_claims
 from bot.options import (
     SideBotOptions,
     UsageError,
@@ -178,15 +178,19 @@ class CitationBot:
             return None
         try:
             claims = revision_claims(old.text if old else "", new.text, new.title, self.limits)
+            lead = read_lead(new.text, new.title) if claims else None
         except RevisionSkipped as skipped:
             self.skip(change, skipped.reason, skipped.detail)
+            return None
+        except (MemoryError, RecursionError) as exc:  # the revision's fault: retrying would fail again
+            self.skip(change, UNREADABLE, f"{type(exc).__name__} while reading it")
             return None
         if not claims:
             self.counter["no citation"] += 1
             return None
         record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=new.title, revision=change.revision,
                                                 parent_revision=change.parent_revision or None, origin=Origin.BOT,
-                                                claims=list(claims), lead=read_lead(new.text, new.title)))
+                                                claims=list(claims), lead=lead))
         if enqueued:
             self.counter["submitted"] += 1
             log.info("submitted %s r%d: %d new citations -> %s", new.title, change.revision, len(claims), record.id)
@@ -227,9 +231,17 @@ class CitationBot:
         if earlier is not None and earlier.crashed_out:
             self.skip(change, CRASHED_TWICE, f"the bot died {earlier.attempts} times while handling it")
             return None
-        self.checkpoint = self.checkpoint.attempt(change.rcid, change.revision)
+        before = self.checkpoint
+        self.checkpoint = before.attempt(change.rcid, change.revision)
         self.checkpoints.save(self.checkpoint)
-        return self.treat_change(change, texts)
+        try:
+            return self.treat_change(change, texts)
+        except Exception:
+            # an error the loop retries (Redis, the store) is no crash: only a dead process leaves
+            # this attempt recorded
+            self.checkpoint = before
+            self.checkpoints.save(before)
+            raise
 
     # -- the loop -----------------------------------------------------------------------------
 

@@ -168,3 +168,36 @@ def test_a_revision_that_kills_the_bot_twice_is_skipped(mediawiki, bot_env, tmp_
     assert saved["in_progress"] is None
     store = Store.open(env["SIDE_SERVICE_DATABASE_URL"])
     assert [c.revision for c in store.checks(origin="bot", wiki="limits")] == [after]
+
+
+def test_errors_the_bot_retries_are_not_crashes(mediawiki, bot_env, redis_db, tmp_path):
+    """Redis down while an edit is submitted: the bot retries it poll after poll, and each failed
+    try leaves no attempt recorded, so the edit is submitted once Redis is back, not skipped."""
+    checkpoint, log_path = tmp_path / "bot.json", tmp_path / "bot.log"
+    run_once(bot_env, checkpoint)
+
+    def wait_for(what: str, count: int = 1) -> None:
+        deadline = time.monotonic() + 120
+        while log_path.read_text().count(what) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert log_path.read_text().count(what) >= count, log_path.read_text()[-2000:]
+
+    with log_path.open("w") as log:
+        bot = subprocess.Popen(bot_command(checkpoint, "-poll:0.3"), env=bot_env, stdin=subprocess.DEVNULL,
+                               stdout=log, stderr=log)
+        try:
+            wait_for("non-transactional DDL")  # the store is open; the queue's Redis is pinged next
+            time.sleep(3)
+            redis_db.stop()
+            revision = mediawiki.edit(unique("Outage"), "Claim.<ref>[http://127.0.0.1:9/o O]</ref>", user="Alice")
+            wait_for("poll failed", 3)
+            assert (read_checkpoint(checkpoint).get("in_progress") or {}).get("attempts", 0) <= 1
+            redis_db.start()
+            wait_for(f"r{revision}:")
+        finally:
+            redis_db.start()
+            bot.terminate()
+            assert bot.wait(30) == 0, log_path.read_text()[-2000:]
+    text = log_path.read_text()
+    assert "submitted Outage" in text and "crashed twice" not in text, text[-2000:]
+    assert read_checkpoint(checkpoint)["in_progress"] is None
