@@ -42,6 +42,9 @@ REVERT_SUMMARY = re.compile(
     r"rollback\b|\[\[(?:wp|wikipedia):(?:rvv|rv|revert)\b)", re.IGNORECASE)
 #: Revisions per ``prop=revisions`` request (the API's limit for clients without apihighlimits).
 REVISIONS_PER_REQUEST = 50
+#: ... and bytes of wikitext per request, where the sizes are known: 50 revisions of 2 MiB would
+#: be one 100 MiB answer, parsed whole.
+REVISION_BYTES_PER_REQUEST = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class Change:
     comment: str = ""
     bot: bool = False
     tags: tuple[str, ...] = ()
+    #: Bytes of wikitext of the revision before the change and after it (0: not known).
+    old_size: int = 0
+    new_size: int = 0
 
     @property
     def position(self) -> Position:
@@ -71,17 +77,20 @@ class Change:
                    namespace=int(entry["ns"]), title=entry["title"], revision=int(entry.get("revid") or 0),
                    parent_revision=int(entry.get("old_revid") or 0), user=entry.get("user", ""),
                    comment=entry.get("comment", ""), bot=entry.get("bot") not in (None, False),
-                   tags=tuple(entry.get("tags", ())))
+                   tags=tuple(entry.get("tags", ())), old_size=int(entry.get("oldlen") or 0),
+                   new_size=int(entry.get("newlen") or 0))
 
     @classmethod
     def from_event(cls, event: dict[str, Any]) -> Change:
         """From an EventStreams ``recentchange`` event (unix ``timestamp``, ``revision.old/new``)."""
         revision = event.get("revision") or {}
+        length = event.get("length") or {}
         stamp = datetime.fromtimestamp(int(event["timestamp"]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return cls(rcid=int(event["id"]), timestamp=stamp, type=event["type"], namespace=int(event["namespace"]),
                    title=event["title"], revision=int(revision.get("new") or 0),
                    parent_revision=int(revision.get("old") or 0), user=event.get("user", ""),
-                   comment=event.get("comment", ""), bot=bool(event.get("bot")), tags=tuple(event.get("tags", ())))
+                   comment=event.get("comment", ""), bot=bool(event.get("bot")), tags=tuple(event.get("tags", ())),
+                   old_size=int(length.get("old") or 0), new_size=int(length.get("new") or 0))
 
 
 def is_revert(comment: str, tags: Iterable[str]) -> bool:
@@ -129,7 +138,7 @@ class RecentChangesFeed:
     def _params(self) -> dict[str, str]:
         return {"action": "query", "list": "recentchanges", "rcdir": "newer", "rctype": "edit|new",
                 "rcnamespace": "|".join(str(n) for n in self.namespaces), "rcshow": "!bot",
-                "rcprop": "user|comment|flags|timestamp|title|ids|tags", "rclimit": str(self.page_size),
+                "rcprop": "user|comment|flags|timestamp|title|ids|tags|sizes", "rclimit": str(self.page_size),
                 "formatversion": "2"}
 
     def _submit(self, params: dict[str, str]) -> dict[str, Any]:
@@ -239,20 +248,39 @@ class RevisionText:
     tags: tuple[str, ...] = ()
 
 
-def fetch_revisions(site: APISite, revisions: Iterable[int]) -> dict[int, RevisionText]:
-    """Texts of many revisions, ``REVISIONS_PER_REQUEST`` per request.
+def revision_batches(revisions: Iterable[int], sizes: dict[int, int] | None = None) -> list[list[int]]:
+    """Revision ids in ascending order, cut into requests of at most ``REVISIONS_PER_REQUEST``
+    revisions and, where ``sizes`` knows them, ``REVISION_BYTES_PER_REQUEST`` bytes."""
+    sizes = sizes or {}
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    total = 0
+    for revision in sorted({r for r in revisions if r > 0}):
+        size = sizes.get(revision, 0)
+        if batch and (len(batch) >= REVISIONS_PER_REQUEST or total + size > REVISION_BYTES_PER_REQUEST):
+            batches.append(batch)
+            batch, total = [], 0
+        batch.append(revision)
+        total += size
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def fetch_revisions(site: APISite, revisions: Iterable[int],
+                    sizes: dict[int, int] | None = None) -> dict[int, RevisionText]:
+    """Texts of many revisions, in requests bounded by :func:`revision_batches`.
 
     Revisions that are gone (deleted page, suppressed text) are simply absent from the
     result: the caller skips their changes.
     """
     from pywikibot.data import api
 
-    wanted = sorted({r for r in revisions if r > 0})
+    batches = revision_batches(revisions, sizes)
     found: dict[int, RevisionText] = {}
-    for start in range(0, len(wanted), REVISIONS_PER_REQUEST):
+    for batch in batches:
         params = {"action": "query", "prop": "revisions", "rvprop": "ids|content|tags", "rvslots": "main",
-                  "revids": "|".join(str(r) for r in wanted[start : start + REVISIONS_PER_REQUEST]),
-                  "formatversion": "2"}
+                  "revids": "|".join(str(r) for r in batch), "formatversion": "2"}
         while True:
             data = api.Request(site=site, parameters=params).submit()
             for page in data.get("query", {}).get("pages", []):
@@ -265,7 +293,7 @@ def fetch_revisions(site: APISite, revisions: Iterable[int]) -> dict[int, Revisi
             if "continue" not in data:
                 break
             params.update(data["continue"])
-    missing = set(wanted) - set(found)
+    missing = {r for batch in batches for r in batch} - set(found)
     if missing:
         log.info("revisions gone or hidden: %s", sorted(missing))
     return found

@@ -10,6 +10,12 @@ it once.
 
 Submitted checks whose verdicts are not reported yet are kept here too (``pending``), so the
 reporter picks them up after a restart.
+
+So is the change in hand (``in_progress``): saved before a revision is read, cleared when the
+change is handled. A bot killed while reading a revision (out of memory, a crash in a parser)
+finds it there on restart with its count of attempts; after :data:`MAX_ATTEMPTS` attempts that
+never finished, the change is skipped as "crashed twice" rather than read again, so one poison
+revision cannot hold the bot in a crash loop.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from side.errors import SideError
 
 log = logging.getLogger(__name__)
 
+#: Attempts at one change that may end with the bot dead before it is skipped.
+MAX_ATTEMPTS = 2
 
 
 def write_json_atomically(path: Path, data: object) -> None:
@@ -42,6 +50,7 @@ def write_json_atomically(path: Path, data: object) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
 
 class CheckpointError(SideError):
     """The checkpoint file exists but cannot be read; refusing to guess where to resume."""
@@ -66,6 +75,27 @@ class Position:
 
 
 @dataclass(frozen=True)
+class InProgress:
+    """The change being handled, and how many times handling it has been started."""
+
+    rcid: int
+    revision: int
+    attempts: int = 1
+
+    @property
+    def crashed_out(self) -> bool:
+        """Whether it was started :data:`MAX_ATTEMPTS` times and never finished: skip it."""
+        return self.attempts >= MAX_ATTEMPTS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rcid": self.rcid, "revision": self.revision, "attempts": self.attempts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> InProgress:
+        return cls(int(data["rcid"]), int(data["revision"]), int(data.get("attempts", 1)))
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """Where the bot is: the last handled change and the checks it still has to report."""
 
@@ -74,9 +104,22 @@ class Checkpoint:
     pending: tuple[str, ...] = field(default_factory=tuple)
     #: Changes handled since the file was created (for logs and the benchmark).
     handled: int = 0
+    #: The change whose handling started and has not finished (None between changes).
+    in_progress: InProgress | None = None
 
     def advance(self, position: Position) -> Checkpoint:
-        return replace(self, position=position, handled=self.handled + 1)
+        return replace(self, position=position, handled=self.handled + 1, in_progress=None)
+
+    def attempt(self, rcid: int, revision: int) -> Checkpoint:
+        """Handling of a change starts: one attempt more if it was the change in hand before."""
+        known = self.in_progress
+        attempts = known.attempts + 1 if known and (known.rcid, known.revision) == (rcid, revision) else 1
+        return replace(self, in_progress=InProgress(rcid, revision, attempts))
+
+    def earlier_attempt(self, rcid: int, revision: int) -> InProgress | None:
+        """What the checkpoint says of earlier attempts at this change (None: none recorded)."""
+        known = self.in_progress
+        return known if known and (known.rcid, known.revision) == (rcid, revision) else None
 
     def add_pending(self, check_id: str) -> Checkpoint:
         if check_id in self.pending:
@@ -88,13 +131,15 @@ class Checkpoint:
 
     def to_dict(self) -> dict[str, Any]:
         return {"wiki": self.wiki, "position": self.position.to_dict() if self.position else None,
-                "pending": list(self.pending), "handled": self.handled}
+                "pending": list(self.pending), "handled": self.handled,
+                "in_progress": self.in_progress.to_dict() if self.in_progress else None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
-        position = data.get("position")
+        position, in_progress = data.get("position"), data.get("in_progress")
         return cls(wiki=str(data["wiki"]), position=Position.from_dict(position) if position else None,
-                   pending=tuple(data.get("pending", ())), handled=int(data.get("handled", 0)))
+                   pending=tuple(data.get("pending", ())), handled=int(data.get("handled", 0)),
+                   in_progress=InProgress.from_dict(in_progress) if in_progress else None)
 
 
 def checkpoint_path(checkpoint: str, wiki: str, var_dir: Path) -> Path:

@@ -90,6 +90,7 @@ from bot.changes import (
     skip_reason,
 )
 from bot.checkpoint import Checkpoint, CheckpointError, CheckpointFile, checkpoint_path
+from bot.limits import CRASHED_TWICE, UNREADABLE, RevisionLimits, RevisionSkipped, revision_claims
 from bot.options import (
     SideBotOptions,
     UsageError,
@@ -104,7 +105,6 @@ from service.store import Check, CheckRequest, Origin, Store
 from side.config import Config
 from side.errors import ConfigError, SideError
 from side.extract.lead import read_lead
-from side.extract.wikitext import added_citations
 
 if TYPE_CHECKING:
     from pywikibot.site import APISite
@@ -128,7 +128,7 @@ class CitationBot:
 
     def __init__(self, site: APISite, feed: ChangeFeed, store: Store, submit: Submit, checkpoints: CheckpointFile,
                  wiki: str, reporter: Reporter | None = None, poll_s: float = 10.0,
-                 namespaces: tuple[int, ...] = (0,)) -> None:
+                 namespaces: tuple[int, ...] = (0,), limits: RevisionLimits | None = None) -> None:
         self.site = site
         self.feed = feed
         self.store = store
@@ -138,12 +138,27 @@ class CitationBot:
         self.reporter = reporter
         self.poll_s = poll_s
         self.namespaces = namespaces
+        self.limits = limits or RevisionLimits()
         self.own_user = site.username() or ""
         self.checkpoint: Checkpoint = checkpoints.load(wiki)
         self.counter: Counter[str] = Counter()
         self._stopping = False
 
     # -- one revision ------------------------------------------------------------------------
+
+    def skip(self, change: Change, reason: str, detail: str) -> None:
+        """Count a revision the bot will not read, with its reason, for the run summary."""
+        self.counter[f"skipped: {reason}"] += 1
+        log.warning("skip %s r%d: %s (%s)", change.title, change.revision, reason, detail)
+
+    def too_large(self, change: Change) -> bool:
+        """Whether the change's revisions are over the size cap by the sizes the feed gave."""
+        try:
+            self.limits.check_sizes(change.new_size, change.old_size, downloaded=False)
+        except RevisionSkipped as skipped:
+            self.skip(change, skipped.reason, skipped.detail)
+            return True
+        return False
 
     def treat_change(self, change: Change, texts: dict[int, RevisionText]) -> str | None:
         """Submit the citations a change added; returns the check id, or None when nothing was added."""
@@ -161,13 +176,21 @@ class CitationBot:
         if is_revert("", new.tags):
             self.counter["revert"] += 1
             return None
-        claims = added_citations(old.text if old else "", new.text, new.title)
+        try:
+            claims = revision_claims(old.text if old else "", new.text, new.title, self.limits)
+            lead = read_lead(new.text, new.title) if claims else None
+        except RevisionSkipped as skipped:
+            self.skip(change, skipped.reason, skipped.detail)
+            return None
+        except (MemoryError, RecursionError) as exc:  # the revision's fault: retrying would fail again
+            self.skip(change, UNREADABLE, f"{type(exc).__name__} while reading it")
+            return None
         if not claims:
             self.counter["no citation"] += 1
             return None
         record, enqueued = self.submit(CheckRequest(wiki=self.wiki, title=new.title, revision=change.revision,
                                                 parent_revision=change.parent_revision or None, origin=Origin.BOT,
-                                                claims=list(claims), lead=read_lead(new.text, new.title)))
+                                                claims=list(claims), lead=lead))
         if enqueued:
             self.counter["submitted"] += 1
             log.info("submitted %s r%d: %d new citations -> %s", new.title, change.revision, len(claims), record.id)
@@ -177,25 +200,48 @@ class CitationBot:
         return record.id
 
     def treat_batch(self, changes: list[Change]) -> None:
-        """Fetch the texts of a batch of changes at once, then handle and checkpoint each in order."""
-        wanted = {}
+        """Fetch the texts of a batch of changes at once, then handle and checkpoint each in order.
+
+        Revisions over the size cap are not downloaded. Before a change is read, the checkpoint
+        records it as in progress; a change that was in progress when the bot died
+        ``MAX_ATTEMPTS`` times is skipped ("crashed twice") instead of read again.
+        """
+        wanted: dict[int, Change] = {}
         for change in changes:
             reason = skip_reason(change, self.namespaces, self.own_user)
             if reason:
                 self.counter["skipped"] += 1
                 log.debug("skip rc %d %s: %s", change.rcid, change.title, reason)
-            else:
+            elif not self.too_large(change):
                 wanted[change.rcid] = change
-        revisions = [r for c in wanted.values() for r in (c.revision, c.parent_revision)]
-        texts = fetch_revisions(self.site, revisions) if revisions else {}
+        sizes = {r: n for c in wanted.values() for r, n in ((c.revision, c.new_size), (c.parent_revision, c.old_size))}
+        texts = fetch_revisions(self.site, list(sizes), sizes) if sizes else {}
         for change in changes:
-            check_id = self.treat_change(change, texts) if change.rcid in wanted else None
+            check_id = self.treat_started(change, texts) if change.rcid in wanted else None
             checkpoint = self.checkpoint.advance(change.position)
             if check_id and self.reporter is not None:
                 checkpoint = checkpoint.add_pending(check_id)
             self.checkpoint = checkpoint
             self.checkpoints.save(checkpoint)
             self.counter["handled"] += 1
+
+    def treat_started(self, change: Change, texts: dict[int, RevisionText]) -> str | None:
+        """:meth:`treat_change`, recorded durably as in progress first (the poison-revision rule)."""
+        earlier = self.checkpoint.earlier_attempt(change.rcid, change.revision)
+        if earlier is not None and earlier.crashed_out:
+            self.skip(change, CRASHED_TWICE, f"the bot died {earlier.attempts} times while handling it")
+            return None
+        before = self.checkpoint
+        self.checkpoint = before.attempt(change.rcid, change.revision)
+        self.checkpoints.save(self.checkpoint)
+        try:
+            return self.treat_change(change, texts)
+        except Exception:
+            # an error the loop retries (Redis, the store) is no crash: only a dead process leaves
+            # this attempt recorded
+            self.checkpoint = before
+            self.checkpoints.save(before)
+            raise
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -362,7 +408,7 @@ def build_bot(config: Config, options: SideBotOptions, out=None) -> CitationBot 
                  posting if not bot.dry_run else "dry run (printing what would be posted)")
     checkpoint = checkpoint_path(bot.checkpoint, bot.wiki, config.var_dir)
     return CitationBot(site, feed, store, make_submit(config, store), CheckpointFile(checkpoint), bot.wiki,
-                       reporter=reporter, poll_s=bot.poll_interval_s)
+                       reporter=reporter, poll_s=bot.poll_interval_s, limits=RevisionLimits.from_config(bot))
 
 
 def prepare(argv: list[str]) -> tuple[Config, SideBotOptions]:

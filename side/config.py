@@ -194,6 +194,17 @@ class ServiceConfig:
     rate_limit: str = "60/minute"
     #: A stricter per-client limit for feedback (API and dashboard), counted on top of rate_limit.
     feedback_rate_limit: str = "20/minute"
+    #: Outside fetches the API's checks may cause, counted in cited pages (a URL without its query
+    #: string and fragment) per ``fetch_budget_window_s``, in Redis beside rate_limit's counters;
+    #: a page Side holds already (its cache) costs nothing. Past a budget a citation is read from
+    #: the corpus or the cache only, else answered "cannot check (fetch budget)". See
+    #: docs/service.md. Per client address (SIDE_SERVICE_CLIENT_FETCH_BUDGET) ...
+    client_fetch_budget: int = 200
+    #: ... per reviewer logged in with their wiki account ...
+    reviewer_fetch_budget: int = 2000
+    #: ... and per cited host, shared by every client of the API (the crawler's politeness).
+    host_fetch_budget: int = 600
+    fetch_budget_window_s: int = 3600
     max_body_bytes: int = 512 * 1024
     host: str = "127.0.0.1"
     port: int = 8765
@@ -274,6 +285,17 @@ class BotConfig:
     #: Where editors give feedback on the bot (linked from every report).
     feedback_page: str = "User talk:SideBot"
     poll_interval_s: float = 10.0
+    #: Revisions larger than this many bytes of wikitext (the new one, or the one it replaced)
+    #: are skipped unread, counted as "revision too large" (SIDE_BOT_MAX_REVISION_BYTES; 0: no
+    #: cap). The default is MediaWiki's own page limit ($wgMaxArticleSize, 2 MiB), so on
+    #: Wikipedia no article is skipped for its size; a wiki with a larger limit gets this one.
+    max_revision_bytes: int = 2 * 1024 * 1024
+    #: Revisions with more citation uses than this are skipped, counted as "too many citations"
+    #: (SIDE_BOT_MAX_CLAIMS_PER_REVISION; 0: no cap). Known before the page is parsed, so a page
+    #: of 150,000 refs costs milliseconds, not a gigabyte. 5,000 is well above the uses of a
+    #: long, heavily cited article, with room for list-defined references, which count twice
+    #: (definition and use) before the page is parsed.
+    max_claims_per_revision: int = 5000
     #: Where the last seen recent change is kept; empty = var/bot-<wiki>.json.
     checkpoint: str = ""
     #: Backlog mode (side-bot -backlog): the maintenance tags whose claims are checked, by

@@ -11,7 +11,7 @@ __all__ = [
     "SideError", "InputError", "ConfigError", "DataNotFoundError", "SourceFetchError",
     "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "NoArchivedCopyError",
     "IndexNotFoundError", "IndexServerError",
-    "ModelLoadError",
+    "ModelLoadError", "TooManyClaimsError",
 ]
 
 
@@ -32,6 +32,16 @@ class ConfigError(SideError):
     """The configuration file or an environment override is invalid."""
 
     code = "bad_config"
+
+
+class TooManyClaimsError(InputError):
+    """A page has more citation uses than the caller's cap allows; nothing of it was extracted."""
+
+    code = "too_many_claims"
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class DataNotFoundError(SideError):

@@ -43,7 +43,7 @@ __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "DEFAULT_OWN_SOURCES", "REUSE_MESSAGE", "url_depth", "cite_web",
     "SourceStatus", "SourceCopy", "SuggestionOrigin", "Suggestion", "OwnSource", "own_sources",
     "Result", "ArticleResults", "SourceLoader", "Readable", "checkable", "ReadPlan", "LoadedSource",
-    "CheckSources", "make_source_loader", "Pipeline", "claim_query", "ReadSource", "ReadSink",
+    "CheckSources", "make_source_loader", "source_results", "Pipeline", "claim_query", "ReadSource", "ReadSink",
 ]
 
 if TYPE_CHECKING:
@@ -347,9 +347,11 @@ class ReadPlan:
     live: bool = True
     #: Why the archive comes first, as the report says it ("" when it does not).
     why_archive: str = ""
+    #: Why nothing may be fetched for it (a spent fetch budget): corpus or cache only ("" when it may).
+    no_fetch: str = ""
 
     @classmethod
-    def for_citations(cls, url: str, citations: Iterable[Citation]) -> ReadPlan:
+    def for_citations(cls, url: str, citations: Iterable[Citation], no_fetch: str = "") -> ReadPlan:
         """The plan for ``url`` from every citation of it in a check: the first archive URL and
         dates given; archive first if any marks the URL dead, no live read if any marks it unfit."""
         citations = list(citations)
@@ -362,7 +364,7 @@ class ReadPlan:
             why = (f"the citation marks its URL {marked.url_status}" if marked.url_status and not marked.dead_link
                    else "the citation is tagged {{dead link}}")
         return cls(url, archive_url, timestamp, archive_first=marked is not None,
-                   live=all(c.live_usable for c in citations), why_archive=why)
+                   live=all(c.live_usable for c in citations), why_archive=why, no_fetch=no_fetch)
 
 
 @dataclass(frozen=True)
@@ -445,16 +447,21 @@ class CheckSources:
     most half of it, so a hanging site leaves time for the archive. A citation that marks its
     URL dead is read from the archive first (the live page only if that fails); one marked
     usurped or unfit never from its URL. Without an archive, only the live page is read.
+
+    A plan with ``no_fetch`` (a service's fetch budget was spent for it) is read from the corpus
+    or through ``cached`` (a cache lookup that never touches the network) and nothing else; it
+    ends "cannot check" with the plan's reason when neither has it.
     """
 
     def __init__(self, retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
                  budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
-                 readable: Readable = checkable) -> None:
+                 readable: Readable = checkable, cached: Callable[[str], Source | None] | None = None) -> None:
         self.retriever = retriever
         self.fetch = fetch
         self.budget = budget or FetchBudget()
         self.archive = archive
         self.readable = readable
+        self.cached = cached
         self.by_url: dict[str, str] = {}
         if retriever is not None:
             self.by_url = {d.url: d.doc_id for d in retriever.corpus.documents if d.url}
@@ -467,6 +474,17 @@ class CheckSources:
         if self.fetch is None:
             return LoadedSource(SourceStatus.UNAVAILABLE, error="fetching disabled (offline)")
         return None
+
+    def _unfetched(self, plan: ReadPlan) -> LoadedSource:
+        """A plan that may not be fetched: the cached copy if one is there, else why not."""
+        source = self.cached(plan.url) if self.cached is not None else None
+        try:
+            if source is not None and self.readable(source):
+                return LoadedSource(SourceStatus.CACHE, tuple(source.sentences), source.title or "", "",
+                                    SourceCopy.LIVE, source.final_url)
+        except SourceFetchError:
+            pass
+        return LoadedSource(SourceStatus.UNAVAILABLE, error=f"cannot check (fetch budget): {plan.no_fetch}")
 
     def _copies(self, plan: ReadPlan) -> list[SourceCopy]:
         """The copies to try, in order (the archive only where there is somewhere to look)."""
@@ -493,6 +511,8 @@ class CheckSources:
         offline = self._offline(plan.url)
         if offline is not None:
             return offline
+        if plan.no_fetch:
+            return self._unfetched(plan)
         copies = self._copies(plan)
         if not copies:
             return LoadedSource(SourceStatus.UNAVAILABLE, error=f"{plan.why_archive} and gives no archived copy")
@@ -520,12 +540,14 @@ class CheckSources:
         by_url = {plan.url: plan for plan in plans}
         out: dict[str, LoadedSource] = {}
         to_fetch: list[str] = []
-        for url in by_url:
+        for url, plan in by_url.items():
             offline = self._offline(url)
-            if offline is None:
-                to_fetch.append(url)
-            else:
+            if offline is not None:
                 out[url] = offline
+            elif plan.no_fetch:
+                out[url] = self._unfetched(plan)
+            else:
+                to_fetch.append(url)
 
         def load(url: str, deadline: float | None = None) -> LoadedSource:
             return self.load(by_url[url], deadline)
@@ -538,10 +560,50 @@ class CheckSources:
 
 def make_source_loader(retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
                        budget: FetchBudget | None = None, archive: ArchiveReader | None = None,
-                       readable: Readable = checkable) -> CheckSources:
+                       readable: Readable = checkable,
+                       cached: Callable[[str], Source | None] | None = None) -> CheckSources:
     """Corpus first (no network), then ``fetch`` (cache-aware ``fetch_source``), if given; then
-    the ``archive`` for a page that fails or that ``readable`` refuses (see :class:`CheckSources`)."""
-    return CheckSources(retriever, fetch, budget, archive, readable)
+    the ``archive`` for a page that fails or that ``readable`` refuses; ``cached`` for a URL
+    that may not be fetched (see :class:`CheckSources`)."""
+    return CheckSources(retriever, fetch, budget, archive, readable, cached)
+
+
+def source_results(load_source: SourceLoader, claims: list[Claim], on_read: ReadSink | None = None) -> list[Result]:
+    """A Result per claim with its cited source loaded, not yet scored; each distinct URL is
+    loaded once, all of them together when the loader can (:meth:`CheckSources.load_plans`).
+    A URL is read without fetching when a claim citing it says so (:attr:`Claim.no_fetch`)."""
+    results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
+    cited: dict[str, list[Citation]] = {}
+    no_fetch: dict[str, str] = {}
+    for claim in claims:
+        if claim.citation.url:
+            cited.setdefault(claim.citation.url, []).append(claim.citation)
+            if claim.no_fetch:
+                no_fetch.setdefault(claim.citation.url, claim.no_fetch)
+    loaded = _load(load_source, cited, no_fetch)
+    if on_read is not None:
+        for source in loaded.values():
+            if source.read is not None:
+                on_read(source.read)
+    for result in results:
+        url = result.claim.citation.url
+        if url:
+            source = loaded[url]
+            result.source_status, result.source_error = source.status, source.error
+            result.source_sentences = list(source.sentences)
+            result.source_copy, result.source_url, result.source_fallback = source.copy, source.url, source.fallback
+    return results
+
+
+def _load(load_source: SourceLoader, cited: dict[str, list[Citation]], no_fetch: dict[str, str],
+          ) -> dict[str, LoadedSource]:
+    """Each cited URL's source, through the richest interface the loader has."""
+    load_plans = getattr(load_source, "load_plans", None)
+    if load_plans is not None:
+        return dict(load_plans([ReadPlan.for_citations(url, citations, no_fetch.get(url, ""))
+                                for url, citations in cited.items()]))
+    return {url: LoadedSource(SourceStatus.UNAVAILABLE, error=f"cannot check (fetch budget): {no_fetch[url]}")
+            if url in no_fetch else LoadedSource.from_tuple(load_source(url)) for url in cited}
 
 
 class Pipeline:
@@ -578,7 +640,7 @@ class Pipeline:
         copies read through ``fetch`` too unless ``config.fetch.archive`` is off; ``readable``
         judges each copy read (see :class:`CheckSources`).
         """
-        from side.sources.fetch import fetch_source
+        from side.sources.fetch import fetch_source, load_cached
 
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
@@ -605,7 +667,8 @@ class Pipeline:
             from side.sources.archive import ArchiveReader
 
             archive = ArchiveReader(config.fetch, fetch)
-        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable)
+        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable,
+                                    cached=lambda url: load_cached(config.cache_dir, url))
         return cls(verifier, retriever, loader, candidates=candidates, own_sources=config.verifier.own_sources)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None,
@@ -638,33 +701,7 @@ class Pipeline:
         return ArticleResults(title, results, time.monotonic() - started, read)
 
     def _source_results(self, claims: list[Claim], on_read: ReadSink | None = None) -> list[Result]:
-        """A Result per claim with its cited source loaded; each distinct URL is loaded once, all
-        of them together when the loader can (:meth:`CheckSources.load_plans`)."""
-        results = [Result(c, SourceStatus.NO_URL, url_depth=url_depth(c.citation.url)) for c in claims]
-        cited: dict[str, list[Citation]] = {}
-        for claim in claims:
-            if claim.citation.url:
-                cited.setdefault(claim.citation.url, []).append(claim.citation)
-        loaded = self._load(cited)
-        if on_read is not None:
-            for source in loaded.values():
-                if source.read is not None:
-                    on_read(source.read)
-        for result in results:
-            url = result.claim.citation.url
-            if url:
-                source = loaded[url]
-                result.source_status, result.source_error = source.status, source.error
-                result.source_sentences = list(source.sentences)
-                result.source_copy, result.source_url, result.source_fallback = source.copy, source.url, source.fallback
-        return results
-
-    def _load(self, cited: dict[str, list[Citation]]) -> dict[str, LoadedSource]:
-        """Each cited URL's source, through the richest interface the loader has."""
-        load_plans = getattr(self.load_source, "load_plans", None)
-        if load_plans is not None:
-            return dict(load_plans([ReadPlan.for_citations(url, citations) for url, citations in cited.items()]))
-        return {url: LoadedSource.from_tuple(self.load_source(url)) for url in cited}
+        return source_results(self.load_source, claims, on_read)
 
     def _retrieve(self, claims: list[Claim]) -> list[list]:
         if self.retriever is None or not claims or self.candidates <= 0:

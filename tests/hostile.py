@@ -5,6 +5,8 @@ can put a compression bomb or a token bomb on a page next to ordinary text pages
 :func:`bad_inputs` are the pages a cited URL may serve that are no document to check: an empty
 page, a 10 MB page, one over the fetcher's size cap, binary junk, a page in Thai
 (tests/test_source_states.py and benchmarks/bad_input.py serve them over HTTP).
+:func:`huge_revisions` are the largest revisions a wiki takes (2 MiB of wikitext), the bot's
+worst input (tests/test_bot_limits.py, benchmarks/bad_input.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import zlib
 from dataclasses import dataclass
 
 __all__ = ["Deflated", "decompression_bomb", "pdf", "pdf_document", "text_page", "token_bomb", "HARBOUR",
-           "THAI", "BadInput", "html_article", "sized_page", "bad_inputs"]
+           "THAI", "BadInput", "html_article", "sized_page", "bad_inputs", "REVISION_BYTES", "huge_revisions"]
 
 
 @dataclass(frozen=True)
@@ -129,3 +131,27 @@ def bad_inputs(max_bytes: int = 10 * 1024 * 1024) -> list[BadInput]:
         BadInput("binary download", junk, "application/octet-stream"),
         BadInput("Thai page", html_article([THAI] * 4, title="กรุงเทพมหานคร")),
     ]
+
+
+#: MediaWiki's default page limit ($wgMaxArticleSize, 2048 KiB): the largest revision a wiki takes.
+REVISION_BYTES = 2 * 1024 * 1024
+
+
+def _cited_sentence(n: int) -> str:
+    """A sentence of an article with a full citation, as editors write them (sections every 20)."""
+    heading = f"\n\n== Section {n // 20} ==\n" if n % 20 == 0 else ""
+    return (f"{heading}{HARBOUR[n % len(HARBOUR)]}<ref>{{{{cite web |url=https://news{n % 50}.example.org/"
+            f"{1990 + n % 30}/harbour-{n} |title=Harbour report {n} |website=The Coast News {n % 50} "
+            f"|date={1 + n % 28} May {1990 + n % 30} |access-date=1 January 2020}}}}</ref> ")
+
+
+def huge_revisions(size: int = REVISION_BYTES) -> dict[str, str]:
+    """Revisions of ``size`` bytes: one reused named ref repeated (149,796 citation uses at
+    2 MiB), and prose whose every sentence has a ``{{cite web}}`` (about 7,000 at 2 MiB)."""
+    unit = "a<ref name=n/>"
+    cited, length, n = [], 0, 0
+    while length + len(_cited_sentence(n)) <= size:
+        cited.append(_cited_sentence(n))
+        length += len(cited[-1])
+        n += 1
+    return {"2 MiB of <ref name=n/>": unit * (size // len(unit)), "2 MiB of cited prose": "".join(cited)}

@@ -270,6 +270,17 @@ def test_cache_hit_needs_no_server(tmp_path, config):
     assert second == first
 
 
+def test_fragments_are_one_cache_entry(tmp_path, server, config):
+    """A fragment never reaches the server: ``page#a`` and ``page#b`` are one fetch, each
+    answered under its own URL."""
+    url = server.add("/cats", Response(body=SIMPLE_HTML))
+    first = fetch_source(url + "#a", config, cache_dir=tmp_path)
+    second = fetch_source(url + "#b", config, cache_dir=tmp_path)
+    assert server.hits["/cats"] == 1
+    assert (first.url, second.url, second.text) == (url + "#a", url + "#b", first.text)
+    assert fetch_source(url, config, cache_dir=tmp_path).text == first.text and server.hits["/cats"] == 1
+
+
 def test_corrupt_cache_entry_is_refetched(tmp_path, server, config):
     url = server.add("/cats", Response(body=SIMPLE_HTML))
     path = cache_path(tmp_path, url)

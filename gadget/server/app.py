@@ -25,9 +25,11 @@ from gadget.server.errors import ForbiddenOriginError
 from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter, load_flag_threshold
 from gadget.server.services import EXTENSION, Services, request_origin, services
+from service.fetchbudget import FetchBudgetPolicy, OutsideFetches
 from service.queue import get_queue, redis_connection
 from service.store import Store
 from side.config import Config, load_config
+from side.sources.fetch import cache_path
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +45,12 @@ def build_services(config: Config, store: Store | None, connection: redis_lib.Re
     # Not pinged: the app must start (and /healthz say so) while Redis is down.
     connection = connection or redis_connection(config.service.redis_url, check=False)
     presenter = Presenter(config.service.public_url, load_flag_threshold(config))
+    # a page the workers' cache holds costs no fetch (the cache is shared where they share var_dir)
+    fetches = OutsideFetches(connection, FetchBudgetPolicy.from_config(config.service), config.service.queue,
+                             is_cached=lambda url: cache_path(config.cache_dir, url).is_file())
     return Services(config=config, store=store, redis=connection, queue=get_queue(connection, config.service),
                     presenter=presenter, links=WikiLinks(config.service.wiki_urls),
-                    cors_origins=frozenset(o.rstrip("/") for o in config.service.cors_origins))
+                    cors_origins=frozenset(o.rstrip("/") for o in config.service.cors_origins), fetches=fetches)
 
 
 def guard_origin() -> None:

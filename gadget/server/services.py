@@ -16,6 +16,7 @@ from rq import Queue
 
 from gadget.server.links import WikiLinks
 from gadget.server.present import Presenter
+from service.fetchbudget import OutsideFetches
 from service.store import Store
 from side.config import Config
 
@@ -32,6 +33,8 @@ class Services:
     links: WikiLinks
     #: Wiki origins allowed to call the API from a browser (``service.cors_origins``).
     cors_origins: frozenset[str]
+    #: The budgets of outside fetches the API's checks may cause (``service.*_fetch_budget``).
+    fetches: OutsideFetches
 
     @property
     def public_origin(self) -> str:

@@ -105,8 +105,11 @@ def required_time(value: str | None) -> datetime:
 
 
 def _claim_identity(claim: Claim) -> list[str]:
+    """What makes two claims the same work; a claim whose URL may not be fetched (a spent fetch
+    budget) is other work than the same claim fetched, so a later submission within budget runs."""
     citation = claim.citation
-    return [claim.text, claim.left_context, citation.url or "", citation.title or "", claim.key]
+    identity = [claim.text, claim.left_context, citation.url or "", citation.title or "", claim.key]
+    return [*identity, "no_fetch"] if claim.no_fetch else identity
 
 
 def check_key(wiki: str, title: str, revision: int | None, claims: Iterable[Claim]) -> str:

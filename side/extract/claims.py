@@ -124,6 +124,12 @@ class Claim:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def no_fetch(self) -> str:
+        """Why the cited URL may not be fetched for this claim ("" when it may): a service's
+        fetch budget was spent, so the source is read only from the corpus or the cache."""
+        return str(self.extra.get("no_fetch") or "")
+
+    @property
     def section_path(self) -> str:
         return " / ".join(s for s in self.section if s)
 
@@ -155,6 +161,8 @@ class Claim:
         }
         if "tag" in self.extra:  # the maintenance tag an editor put on it (side.extract.tagged)
             data["tag"] = dict(self.extra["tag"])
+        if self.no_fetch:
+            data["no_fetch"] = self.no_fetch
         return data
 
     @classmethod
@@ -166,5 +174,15 @@ class Claim:
             left_context=data.get("left_context", data.get("text", "")),
             citation=Citation.from_dict(data.get("citation", {"id": "", "kind": "text"})),
             use_index=int(data.get("use_index", 0)),
-            extra={"tag": dict(data["tag"])} if isinstance(data.get("tag"), dict) else {},
+            extra=_extra_of(data),
         )
+
+
+def _extra_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The parts of ``extra`` a stored claim keeps: its maintenance tag, why it may not be fetched."""
+    extra: dict[str, Any] = {}
+    if isinstance(data.get("tag"), dict):
+        extra["tag"] = dict(data["tag"])
+    if isinstance(data.get("no_fetch"), str) and data["no_fetch"]:
+        extra["no_fetch"] = data["no_fetch"]
+    return extra

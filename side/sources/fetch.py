@@ -374,8 +374,15 @@ def source_from_bytes(
 # --- cache ------------------------------------------------------------------------------------
 
 
+def _without_fragment(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
 def cache_path(cache_dir: Path, url: str) -> Path:
-    return Path(cache_dir) / "sources" / f"{hashlib.sha256(url.encode('utf-8')).hexdigest()}.json"
+    """Where ``url``'s Source is cached: keyed by the URL without its fragment, which is never
+    sent to the server, so ``page#a`` and ``page#b`` are one fetch."""
+    key = _without_fragment(url)
+    return Path(cache_dir) / "sources" / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.json"
 
 
 def load_cached(cache_dir: Path | None, url: str) -> Source | None:
@@ -390,7 +397,9 @@ def load_cached(cache_dir: Path | None, url: str) -> Source | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("ignoring unreadable cache entry %s: %s", path, exc)
         return None
-    return source if source.url == url else None
+    if _without_fragment(source.url) != _without_fragment(url):
+        return None
+    return source if source.url == url else replace(source, url=url)
 
 
 def store_cached(cache_dir: Path | None, source: Source) -> None:

@@ -12,10 +12,12 @@ import dataclasses
 import hashlib
 import logging
 
+import redis
 from flask import Blueprint, Response, jsonify, request, url_for
+from flask_limiter.util import get_remote_address
 
 from gadget.server.errors import ApiError, NotFoundError
-from gadget.server.login import require_reviewer
+from gadget.server.login import current_reviewer, require_reviewer
 from gadget.server.services import request_origin, services
 from gadget.server.validation import (
     MAX_CLAIMS,
@@ -30,7 +32,7 @@ from gadget.server.validation import (
     read_json,
     wiki_id,
 )
-from service.queue import submit
+from service.queue import QueueUnavailableError, submit
 from service.store import CheckRequest, CheckStatus, Origin
 from side.extract.claims import Citation, Claim
 from side.extract.wikitext import ParseLevel, extract
@@ -103,6 +105,28 @@ def new_check(given: CheckInput) -> CheckRequest:
                         parent_revision=given.parent_revision, origin=origin, client_keys=keys)
 
 
+def within_fetch_budget(new: CheckRequest) -> CheckRequest:
+    """``new`` with the claims whose URLs this client may not make Side fetch marked ``no_fetch``
+    (read from the corpus or cache only, else "cannot check (fetch budget)"; see
+    :mod:`service.fetchbudget`). Work already stored is not charged again: it is answered, left
+    to run, or (failed) queued again as it was charged."""
+    svc = services()
+    if svc.store.check(new.id) is not None:
+        return new
+    reviewer = current_reviewer()
+    client = f"reviewer:{reviewer}" if reviewer else f"address:{get_remote_address()}"
+    urls = [c.citation.url for c in new.claims if c.citation.url]
+    try:
+        denied = svc.fetches.charge(client, urls, reviewer=bool(reviewer))
+    except redis.RedisError as exc:
+        raise QueueUnavailableError(f"cannot count this check's fetches: {exc}") from exc
+    if not denied:
+        return new
+    claims = [dataclasses.replace(c, extra={**c.extra, "no_fetch": denied[c.citation.url]})
+              if c.citation.url in denied else c for c in new.claims]
+    return dataclasses.replace(new, claims=claims)
+
+
 def check_response(check_id: str, status: int | None = None) -> Response:
     svc = services()
     record = svc.store.check(check_id)
@@ -119,7 +143,7 @@ def create_check() -> Response:
     """Submit claims (or a wikitext snippet); 200 with the verdicts if known, else 202."""
     svc = services()
     given = check_input(read_json(request), svc.config.service.max_body_bytes)
-    record, enqueued = submit(svc.store, svc.queue, new_check(given), svc.config.service)
+    record, enqueued = submit(svc.store, svc.queue, within_fetch_budget(new_check(given)), svc.config.service)
     log.info("check %s (%s:%s) status=%s enqueued=%s", record.id, record.wiki, record.title,
              record.status, enqueued)
     if record.status in SETTLED:
