@@ -58,12 +58,17 @@ class ProbeReport:
         return self.query_only <= MAX_PROBE_AUROC and self.premise_length <= MAX_PROBE_AUROC
 
     def to_dict(self) -> dict:
+        """JSON-ready; a source with one label only has no AUROC (None)."""
         return {
-            "query_only_auroc": round(self.query_only, 4), "premise_length_auroc": round(self.premise_length, 4),
+            "query_only_auroc": _rounded(self.query_only), "premise_length_auroc": _rounded(self.premise_length),
             "examples": self.examples, "max_auroc": MAX_PROBE_AUROC, "passed": self.passed,
-            "by_source": {name: {"query_only_auroc": round(q, 4), "premise_length_auroc": round(p, 4), "examples": n}
+            "by_source": {name: {"query_only_auroc": _rounded(q), "premise_length_auroc": _rounded(p), "examples": n}
                           for name, (q, p, n) in sorted(self.by_source.items())},
         }
+
+
+def _rounded(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 4)
 
 
 def query_text(example: Example) -> str:
@@ -101,6 +106,21 @@ def _auroc(y: np.ndarray, scores: np.ndarray) -> float:
     return float(roc_auc_score(y, scores)) if 0 < y.sum() < len(y) else float("nan")
 
 
+def _key(example: Example) -> tuple[str, str, str, str]:
+    return example.title, example.context, example.passage, example.label
+
+
+def _unique(examples: Sequence[Example]) -> list[Example]:
+    """Each pair once: the trainer's in-domain copies would otherwise sit on both sides of a fold."""
+    seen: set[tuple[str, str, str, str]] = set()
+    out = []
+    for ex in examples:
+        if _key(ex) not in seen:
+            seen.add(_key(ex))
+            out.append(ex)
+    return out
+
+
 def _sample(examples: Sequence[Example], per_source: int, seed: int) -> list[Example]:
     rng = np.random.default_rng(seed)
     by_source: dict[str, list[Example]] = {}
@@ -120,7 +140,7 @@ def probe_examples(examples: Sequence[Example], seed: int = 13,
     """Both probes over ``examples`` (a seeded sample of at most ``per_source`` per source)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    rows = _sample(examples, per_source, seed)
+    rows = _sample(_unique(examples), per_source, seed)
     if len(rows) < 2 * FOLDS:
         raise ValueError(f"{len(rows)} examples: too few to probe")
     y = np.array([ex.label == "S" for ex in rows], dtype=int)
@@ -166,9 +186,10 @@ def filter_shortcuts(examples: Sequence[Example], seed: int = 13, target: float 
     label the probe gives the highest probability, until the probe's AUROC is at most ``target``.
     What is left can only be told by reading the premise: a general NLI hypothesis that gives its
     label away by a negation, or a titled WiCE claim that is never supported, no longer teaches the
-    model that rule. Order is kept, so the trainer's seeded shuffle stays reproducible.
+    model that rule. The probe reads each pair once; a dropped pair goes with all its copies. Order
+    is kept, so the trainer's seeded shuffle stays reproducible.
     """
-    kept = list(examples)
+    kept = _unique(examples)
     for round_ in range(max_rounds):
         y = np.array([ex.label == "S" for ex in kept], dtype=int)
         scores = _tfidf_scores(kept, seed + round_)
@@ -183,4 +204,5 @@ def filter_shortcuts(examples: Sequence[Example], seed: int = 13, target: float 
             n = int(len(idx) * step)
             drop.update(idx[np.argsort(-confidence[idx], kind="stable")[:n]].tolist())
         kept = [ex for i, ex in enumerate(kept) if i not in drop]
-    return kept
+    keep = {_key(ex) for ex in kept}
+    return [ex for ex in examples if _key(ex) in keep]
