@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 from side.config import Config
+from side.training.contrastive import CONTRASTIVE_SETS
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
+from side.training.shortcut import MAX_PROBE_AUROC
 from side.verify.crossencoder import BACKBONES
 
 __all__ = ["register", "run_train_verifier", "run_train_unsupported"]
@@ -73,6 +75,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also train each WiCE train sub-claim, its unsupported words deleted, as supported by "
                         "its gold sentences (beside the whole sub-claim as not supported; measured as a second stage: "
                         "it lowers WiCE AUROC, see the model card)")
+    p.add_argument("--contrastive", type=_set_names, default=d.contrastive, metavar="SETS",
+                   help="add contrastive and document-level pairs: a comma-separated list of "
+                   f"{', '.join(CONTRASTIVE_SETS)}, or 'all' (VitaminC's twins differ by one fact; FM2 is hard "
+                   "Wikipedia claims; FactCG, SummEdits and FIB are documents against claims needing several "
+                   "sentences) (default: none, the shipped recipe)")
+    p.add_argument("--shortcut-filter", action="store_true",
+                   help="drop the pairs a query-only probe tells most easily (AFLite) until it is at chance level")
+    p.add_argument("--allow-shortcuts", action="store_true",
+                   help=f"train even when a shortcut probe's AUROC is above {MAX_PROBE_AUROC:g} (the training "
+                   "pairs of the shipped model carry the title shortcut: this rebuilds it)")
+    p.add_argument("--probe-only", action="store_true",
+                   help="build the training pairs, print the query-only and premise-length probes per training "
+                   "set, and stop")
     p.add_argument("--feedback", type=Path, metavar="FILE",
                    help="also train on patrollers' reviews in this side-feedback export: an accepted suggestion "
                    "is a supporting pair (claim, its sentence), 'source-is-fine' one for the cited source's best "
@@ -83,6 +98,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "report cuts on the train construction")
     p.set_defaults(func=run_train_verifier)
     _register_unsupported(models)
+
+
+def _set_names(text: str) -> tuple[str, ...]:
+    """``--contrastive``'s value: known set names, or 'all'."""
+    names = tuple(CONTRASTIVE_SETS) if text.strip() == "all" else tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in CONTRASTIVE_SETS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown set {', '.join(unknown) or repr(text)}; "
+                                         f"choose from {', '.join(CONTRASTIVE_SETS)} or 'all'")
+    return names
 
 
 def _register_unsupported(models: argparse._SubParsersAction) -> None:
@@ -109,13 +134,15 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     from side.data import require_file
     from side.errors import InputError
     from side.training.calibration import choose_levels, fit_combiner, level_items, level_signals
-    from side.training.finetune import TrainSettings, default_recipe, train_verifier
+    from side.training.finetune import TrainSettings, default_recipe, train_verifier, training_examples
     from side.training.trainset import WICE_TRAIN
     from side.verify.verifier import COMBINER_FILE, Verifier
 
     data_dir = Path(config.data_dir)
     given = {"--feedback": args.feedback is not None, "--init": args.init is not None,
-             "--joined": bool(args.joined), "--supported-parts": args.supported_parts}
+             "--joined": bool(args.joined), "--supported-parts": args.supported_parts,
+             "--contrastive": bool(args.contrastive), "--shortcut-filter": args.shortcut_filter,
+             "--probe-only": args.probe_only}
     fine_tuning = [name for name, present in given.items() if present]
     if fine_tuning and (args.combiner_only or args.levels_only):
         raise InputError(f"{', '.join(fine_tuning)}: options of the fine-tuning, which --combiner-only / "
@@ -135,8 +162,14 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             data_dir=data_dir, out_dir=args.out, work_dir=Path(config.var_dir) / "train", seed=args.seed,
             max_length=args.max_length, max_minutes=args.max_minutes, lr=args.lr,
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
-            base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts, **chosen,
+            base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts,
+            contrastive=args.contrastive, shortcut_filter=args.shortcut_filter,
+            allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
         )
+        if args.probe_only:
+            examples, probe = training_examples(settings)
+            print(json.dumps({"examples": len(examples), "shortcut_probe": probe.to_dict()}, indent=2))
+            return 0
         stats = train_verifier(settings)
         if args.train_only:
             print(json.dumps({"training": stats}, indent=2))

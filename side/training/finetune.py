@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from side.errors import InputError
+from side.training.contrastive import contrastive_examples
 from side.training.feedback import read_feedback
+from side.training.shortcut import MAX_PROBE_AUROC, ProbeReport, filter_shortcuts, probe_examples
 from side.training.trainset import LABEL_IDS, Example, build_examples, feedback_examples, units
 from side.verify.crossencoder import (
     BACKBONES,
@@ -47,7 +49,7 @@ from side.verify.precision import autocast_dtype
 
 __all__ = [
     "FULL_RECIPE", "FP32_CPU_RECIPE", "default_recipe", "TrainSettings", "make_batches", "batch_loss",
-    "freeze", "save_model", "train_verifier",
+    "freeze", "require_no_shortcut", "save_model", "train_verifier", "training_examples",
 ]
 
 if TYPE_CHECKING:
@@ -110,6 +112,12 @@ class TrainSettings:
     joined: int = 0
     #: Also train WiCE sub-claims without their unsupported words as supported by their gold sentences.
     supported_parts: bool = False
+    #: Contrastive and document-level sets added to the pairs (side.training.contrastive.CONTRASTIVE_SETS).
+    contrastive: tuple[str, ...] = ()
+    #: Drop the pairs a query-only probe tells most easily before training (side.training.shortcut).
+    shortcut_filter: bool = False
+    #: Train even when a shortcut probe scores above side.training.shortcut.MAX_PROBE_AUROC.
+    allow_shortcuts: bool = False
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -217,6 +225,37 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
     return path
 
 
+def training_examples(settings: TrainSettings) -> tuple[list[Example], ProbeReport]:
+    """The training pairs of ``settings`` and their shortcut probes; refuses pairs whose label a
+    query-only or premise-length probe predicts (unless ``allow_shortcuts``), before any step is spent."""
+    examples = build_examples(settings.data_dir, negatives=settings.negatives,
+                              in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
+                              supported_parts=settings.supported_parts)
+    if settings.contrastive:
+        added = contrastive_examples(settings.data_dir, settings.contrastive)
+        log.info("%d contrastive and document-level pairs from %s", len(added), ", ".join(settings.contrastive))
+        examples += added
+    if settings.feedback is not None:
+        reviewed = feedback_examples(read_feedback(settings.feedback))
+        log.info("%d training pairs from reviews in %s", len(reviewed), settings.feedback)
+        examples += reviewed
+    if settings.shortcut_filter:
+        examples = filter_shortcuts(examples, seed=settings.seed)
+    probe = probe_examples(examples, seed=settings.seed)
+    if not settings.allow_shortcuts:
+        require_no_shortcut(probe)
+    return examples, probe
+
+
+def require_no_shortcut(probe: ProbeReport) -> None:
+    """Stop before training on pairs whose label a probe that never reads the premise predicts."""
+    if not probe.passed:
+        raise InputError(
+            f"the training pairs carry a shortcut: query-only probe AUROC {probe.query_only:.3f}, premise-length "
+            f"probe AUROC {probe.premise_length:.3f} (at most {MAX_PROBE_AUROC:g}); add --shortcut-filter, or "
+            "--allow-shortcuts to train on them anyway")
+
+
 def train_verifier(settings: TrainSettings) -> dict:
     """Train, checkpoint, and write the model; returns training statistics."""
     import torch
@@ -235,13 +274,7 @@ def train_verifier(settings: TrainSettings) -> dict:
     device = pick_device(settings.device)
     if settings.init is not None:  # before the minute of reading data
         _check_init(settings.init, settings.base)
-    examples = build_examples(settings.data_dir, negatives=settings.negatives,
-                              in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
-                              supported_parts=settings.supported_parts)
-    if settings.feedback is not None:
-        reviewed = feedback_examples(read_feedback(settings.feedback))
-        log.info("%d training pairs from reviews in %s", len(reviewed), settings.feedback)
-        examples += reviewed
+    examples, probe = training_examples(settings)
     encoder = PairEncoder(load_tokenizer(settings.base), settings.max_length)
     # Tokenized once: every epoch reuses the ids (the tokenizer would otherwise run per step).
     encoded = encoder.encode([_pair(ex) for ex in examples])
@@ -317,6 +350,7 @@ def train_verifier(settings: TrainSettings) -> dict:
             save_checkpoint()
     bar.close()
     stats = {"steps": step, "planned_steps": total, "examples": len(examples), "stopped": stopped,
+             "shortcut_probe": probe.to_dict(),
              "minutes": round((time.monotonic() - started) / 60, 1),
              "final_loss_50": round(sum(losses[-50:]) / max(1, len(losses[-50:])), 4) if losses else None,
              "device": device, "autocast": str(amp).replace("torch.", "") if amp else "fp32"}
