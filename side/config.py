@@ -267,6 +267,9 @@ class BotConfig:
     report_threshold: float = -1.0
     daily_cap: int = 10
     cooldown_hours: float = 24.0
+    #: The wiki's largest page in bytes (MediaWiki's $wgMaxArticleSize; 2 MiB on Wikimedia's wikis):
+    #: a report is built to fit in what the talk page has left of it, never dropped for its size.
+    max_page_bytes: int = 2 * 1024 * 1024
     #: On-wiki page that must say "yes" before anything is posted (emergency shutoff).
     run_page: str = "User:SideBot/Run"
     #: Opt-out name for {{bots|optout=...}}.
