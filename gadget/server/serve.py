@@ -74,11 +74,16 @@ def use_json_errors(server: Any, max_body_bytes: int) -> None:
 
 def make_server(app: Any, service: ServiceConfig, host: str, port: int, threads: int) -> Any:
     """The waitress server for ``app``: bodies buffered up to :data:`BODY_BUFFER_FACTOR` times the
-    API's limit (so the app answers most oversize bodies itself), waitress's own errors as JSON."""
+    API's limit (so the app answers most oversize bodies itself), waitress's own errors as JSON.
+
+    Behind a reverse proxy (``service.proxy_hops`` > 0) waitress passes ``X-Forwarded-*`` on to the
+    app, whose ProxyFix trusts exactly that many hops; without one waitress drops those headers
+    (its default) and the client is the TCP peer."""
     from waitress import create_server
 
     server = create_server(app, host=host, port=port, threads=threads, ident="side-web",
-                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes)
+                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes,
+                           clear_untrusted_proxy_headers=service.proxy_hops == 0)
     use_json_errors(server, service.max_body_bytes)
     return server
 
