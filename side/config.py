@@ -208,6 +208,9 @@ class ServiceConfig:
     proxy_hops: int = 0
     #: Threads of the WSGI server (side-web).
     threads: int = 8
+    #: Seconds side-web keeps a connection that sends nothing (a request whose body never
+    #: comes included) before closing it.
+    channel_timeout_s: int = 30
 
 
 @dataclass
@@ -445,3 +448,5 @@ def _check(cfg: Config) -> None:
     from side.threads import check_setting
 
     check_setting(cfg.verifier.threads)
+    if cfg.service.channel_timeout_s < 1:
+        raise ConfigError(f"service.channel_timeout_s must be at least 1 second, not {cfg.service.channel_timeout_s}")
