@@ -152,3 +152,19 @@ def test_side_verify_reports_a_claim_with_a_closing_tag(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "X [/red] y." in out and "http://127.0.0.1:9/x[/]" in out and "[link=file:///etc/passwd]Z" in out
     assert "2 citations" in out
+
+
+def test_the_search_table_prints_corpus_text_as_text(capsys, monkeypatch):
+    from side.cli.index import _print_table
+    from side.retrieval.corpus import Passage
+    from side.retrieval.fusion import DocumentHit
+
+    monkeypatch.setenv("COLUMNS", "400")
+    url, title = "http://corpus.example/[/]" + HOSTILE, "[/red]Harbour[link=file:///etc/passwd]x" + HOSTILE
+    passage = Passage(0, "d1", url, title, "The pier [/dim] was rebuilt." + HOSTILE, 0, 1)
+    _print_table("[/]query" + HOSTILE, [DocumentHit("d1", url, title, 0.5, passage)])
+    out = capsys.readouterr().out
+    assert_no_injected_escape(out)
+    for literal in ("[/red]Harbour[link=file:///etc/passwd]x", "http://corpus.example/[/]", "The pier [/dim] was",
+                    "search: [/]query"):
+        assert literal in out, literal
