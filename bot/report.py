@@ -26,11 +26,18 @@ from pathlib import Path
 from bot.markup import external_link, nowiki, page_link
 from service.store import StoredResult
 from side.messages import Catalog, Messages
+from side.pipeline import Suggestion
 
 #: The report's messages (translatewiki.net JSON, ``side-report-*``), one file per language.
 MESSAGES = Catalog(Path(__file__).resolve().parent / "i18n")
 #: At most this many unsupported words are quoted per citation, each at most WORD_CHARS long.
 MAX_WORDS, WORD_CHARS = 12, 80
+#: The wiki's largest page (MediaWiki's $wgMaxArticleSize: 2 MiB on Wikimedia's wikis), the
+#: default of ``bot.max_page_bytes``.
+DEFAULT_MAX_PAGE_BYTES = 2 * 1024 * 1024
+#: Bytes kept free beside a section: the signature ``~~~~`` expands on save, and the heading's
+#: ``== ==`` and blank lines.
+HEADROOM_BYTES = 2048
 
 
 @dataclass(frozen=True)
@@ -84,16 +91,33 @@ def _score(msg: Messages, score: float | None) -> str:
     return msg.number(score) if score is not None else msg("side-report-no-score")
 
 
-def _item_text(msg: Messages, n: int, item: ReportItem) -> str:
+def _item_text(msg: Messages, n: int, item: ReportItem, brief: bool = False) -> str:
+    """One citation's part of the section; ``brief``: only the claim, the verdict, the cited source
+    and the suggested one (the details stay on the dashboard)."""
     result = item.result
     lines = [msg("side-report-citation", n), f"; {msg('side-report-claim')}", f": {nowiki(item.claim_text)}",
              f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}"]
     words = item.unsupported
-    if words:
+    if words and not brief:
         quoted = ", ".join(nowiki(w, WORD_CHARS) for w in words[:MAX_WORDS])
         lines.append(": " + (msg("side-report-unsupported-more", quoted, len(words) - MAX_WORDS)
                              if len(words) > MAX_WORDS else msg("side-report-unsupported", quoted)))
     lines += [f"; {msg('side-report-cited-source')}", f": {external_link(item.citation_url, item.citation_title)}"]
+    if not brief:
+        lines += _source_details(msg, result)
+    lines.append(f"; {msg('side-report-suggested-source')}")
+    if result.suggestions:
+        best = result.suggestions[0]
+        lines.append(": " + msg("side-report-suggestion", external_link(best.url, best.title), msg.number(best.score)))
+        if not brief:
+            lines += _suggestion_details(msg, best)
+    else:
+        lines.append(": " + msg("side-report-no-suggestion"))
+    return "\n".join(lines)
+
+
+def _source_details(msg: Messages, result: StoredResult) -> list[str]:
+    lines = []
     score = _score(msg, result.score)
     evidence = result.evidence
     if evidence:
@@ -102,28 +126,61 @@ def _item_text(msg: Messages, n: int, item: ReportItem) -> str:
         lines.append(": " + msg("side-report-no-passage", score))
     if result.reasons:
         lines.append(": " + msg("side-report-reasons", nowiki("; ".join(result.reasons), 300)))
-    lines.append(f"; {msg('side-report-suggested-source')}")
-    if result.suggestions:
-        best = result.suggestions[0]
-        lines.append(": " + msg("side-report-suggestion", external_link(best.url, best.title), msg.number(best.score)))
-        if best.evidence and best.evidence.text:
-            lines.append(": " + msg("side-report-evidence", nowiki(best.evidence.text)))
-        if best.message:  # one of the article's own sources: reuse its ref
-            lines.append(": " + msg("side-report-reuse"))
-        if best.cite:
-            lines.append(": " + msg("side-report-cite", f"<code>{nowiki(best.cite, 1000)}</code>"))
-        if best.name_ref:
-            lines.append(": " + msg("side-report-name-ref", f"<code>{nowiki(best.name_ref, 1000)}</code>"))
-    else:
-        lines.append(": " + msg("side-report-no-suggestion"))
-    return "\n".join(lines)
+    return lines
+
+
+def _suggestion_details(msg: Messages, best: Suggestion) -> list[str]:
+    lines = []
+    if best.evidence and best.evidence.text:
+        lines.append(": " + msg("side-report-evidence", nowiki(best.evidence.text)))
+    if best.message:  # one of the article's own sources: reuse its ref
+        lines.append(": " + msg("side-report-reuse"))
+    if best.cite:
+        lines.append(": " + msg("side-report-cite", f"<code>{nowiki(best.cite, 1000)}</code>"))
+    if best.name_ref:
+        lines.append(": " + msg("side-report-name-ref", f"<code>{nowiki(best.name_ref, 1000)}</code>"))
+    return lines
+
+
+def size_of(text: str) -> int:
+    """Bytes of ``text`` as the wiki counts a page: UTF-8."""
+    return len(text.encode("utf-8"))
+
+
+def _total(parts: list[str]) -> int:
+    return sum(size_of(part) + 2 for part in parts)  # each joined by a blank line
+
+
+def fit_items(msg: Messages, items: list[ReportItem], budget: int, dashboard_url: str) -> list[str]:
+    """The citations' parts of a section within ``budget`` bytes: all in full when they fit, else
+    all in brief with a pointer to the dashboard, else as many in brief as fit and a line saying
+    how many more the dashboard lists. Every field is capped, so a part is a few kilobytes at most."""
+    full = [_item_text(msg, n, item) for n, item in enumerate(items, 1)]
+    if _total(full) <= budget:
+        return full
+    note = msg("side-report-brief", dashboard_url)
+    brief = [_item_text(msg, n, item, brief=True) for n, item in enumerate(items, 1)]
+    if _total([*brief, note]) <= budget:
+        return [*brief, note]
+    parts: list[str] = []
+    for n, part in enumerate(brief):
+        rest = msg("side-report-more", len(items) - n, dashboard_url)
+        if _total([*parts, part, rest, note]) > budget:
+            return [*parts, rest, note]
+        parts.append(part)
+    return [*parts, note]
 
 
 def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision: int | None,
                  items: list[ReportItem], dashboard_url: str, run_page: str, feedback_page: str, optout_name: str,
-                 today: date | None = None, lang: str = "en") -> TalkReport:
+                 today: date | None = None, lang: str = "en", max_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> TalkReport:
     """Compose the talk-page section for the reportable citations of one check, in ``lang`` (the
-    wiki's content language; English where Side has no messages in it)."""
+    wiki's content language; English where Side has no messages in it).
+
+    The section, its heading and :data:`HEADROOM_BYTES` fit in ``max_bytes`` (the room the talk page
+    has left under the wiki's page size limit): every field is capped (:mod:`bot.markup`), and when
+    the citations in full would not fit they are given in brief, then as many as fit with a count
+    of the rest, each with a link to the dashboard. The report itself is never dropped."""
     if not items:
         raise ValueError("a report needs at least one citation")
     msg = MESSAGES.messages(lang)
@@ -133,11 +190,12 @@ def build_report(wiki: str, title: str, talk_title: str, check_id: str, revision
     article = page_link(title)
     intro = (msg("side-report-intro-diff", int(revision), article, count) if revision
              else msg("side-report-intro-recent", article, count))
-    body = [msg("side-report-disclaimer", feedback_page) + "\n\n" + intro,
-            *(_item_text(msg, n, item) for n, item in enumerate(items, 1))]
     optout = f"{{{{bots|optout={optout_name}}}}}"
-    body.append(msg("side-report-footer", dashboard_url, feedback_page, f"<code><nowiki>{optout}</nowiki></code>",
-                    run_page))
+    head = msg("side-report-disclaimer", feedback_page) + "\n\n" + intro
+    footer = msg("side-report-footer", dashboard_url, feedback_page, f"<code><nowiki>{optout}</nowiki></code>",
+                 run_page)
+    budget = max_bytes - HEADROOM_BYTES - size_of(heading) - size_of(head) - size_of(footer) - 4
+    body = [head, *fit_items(msg, items, budget, dashboard_url), footer]
     summary = msg("side-report-summary", article, count, optout)
     return TalkReport(wiki=wiki, title=title, talk_title=talk_title, check_id=check_id, revision=revision,
                       heading=heading, body="\n\n".join(body), summary=summary, items=tuple(items))

@@ -122,7 +122,8 @@ class Reporter:
             return self._skip(record, decision.reason)
         report = build_report(record.wiki, article.title(), talk.title(), record.id, record.revision, items,
                               f"{self.public_url}/dashboard/checks/{record.id}", self.config.run_page,
-                              self.config.feedback_page, self.config.optout_name, lang=self.site.lang)
+                              self.config.feedback_page, self.config.optout_name, lang=self.site.lang,
+                              max_bytes=self.room_on(talk))
         return self._deliver(record, talk, report)
 
     def current_article(self, title: str):
@@ -135,6 +136,12 @@ class Reporter:
         if article.isRedirectPage():
             article = article.getRedirectTarget()
         return article if article.exists() else None
+
+    def room_on(self, talk) -> int:
+        """Bytes a new section may take on ``talk``: the wiki's page size limit (``bot.max_page_bytes``)
+        less what the page holds already."""
+        used = len(talk.text.encode("utf-8")) if talk.exists() else 0
+        return self.config.max_page_bytes - used
 
     def page_decision(self, talk) -> Decision:
         """Bot exclusion on the talk page: {{nobots}}, {{bots|deny/allow}}, {{bots|optout=}}."""

@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: Redis for the queue, MediaWiki + PHP (SQLite) for the local wiki the bot and
-# gadget tests run against, Chromium for the browser tests. --no-install-recommends keeps
+# gadget tests run against, Chromium for the browser tests, nginx as the reverse proxy in front
+# of the web service in the proxy tests. --no-install-recommends keeps
 # php-apcu out: under `php -S` it hides edits made by maintenance scripts (see deploy/README.md).
-DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium)
+DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium nginx)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

@@ -219,6 +219,9 @@ class ServiceConfig:
     proxy_hops: int = 0
     #: Threads of the WSGI server (side-web).
     threads: int = 8
+    #: Seconds side-web keeps a connection that sends nothing (a request whose body never
+    #: comes included) before closing it.
+    channel_timeout_s: int = 30
 
 
 @dataclass
@@ -278,6 +281,9 @@ class BotConfig:
     report_threshold: float = -1.0
     daily_cap: int = 10
     cooldown_hours: float = 24.0
+    #: The wiki's largest page in bytes (MediaWiki's $wgMaxArticleSize; 2 MiB on Wikimedia's wikis):
+    #: a report is built to fit in what the talk page has left of it, never dropped for its size.
+    max_page_bytes: int = 2 * 1024 * 1024
     #: On-wiki page that must say "yes" before anything is posted (emergency shutoff).
     run_page: str = "User:SideBot/Run"
     #: Opt-out name for {{bots|optout=...}}.
@@ -464,3 +470,5 @@ def _check(cfg: Config) -> None:
     from side.threads import check_setting
 
     check_setting(cfg.verifier.threads)
+    if cfg.service.channel_timeout_s < 1:
+        raise ConfigError(f"service.channel_timeout_s must be at least 1 second, not {cfg.service.channel_timeout_s}")

@@ -316,6 +316,7 @@ def test_accepting_a_suggestion(client, store, flagged_result):
     ({"action": "dismiss", "reason": "because"}, 400),
     ({"action": "delete"}, 400),
     ({"action": "accept", "suggestion_url": "javascript:alert(1)"}, 400),
+    ({"action": "accept", "suggestion_url": ""}, 400),
     ({"action": "accept", "extra": 1}, 400),
     ({"action": "accept", "result_id": "7"}, 400),
     ({"action": "accept", "result_id": 0}, 400),
@@ -359,6 +360,7 @@ BAD_BODIES = {
     "javascript url": {**claims_body(), "claims": [{"text": "A.", "url": "javascript:alert(1)"}]},
     "url without host": {**claims_body(), "claims": [{"text": "A.", "url": "https://"}]},
     "url too long": {**claims_body(), "claims": [{"text": "A.", "url": "https://e.org/" + "a" * 2000}]},
+    "empty url": {**claims_body(), "claims": [{"text": "A.", "url": ""}]},  # the OpenAPI pattern forbids it
     "section not a list": {**claims_body(), "claims": [{"text": "A.", "section": {"a": 1}}]},
     "too many sections": {**claims_body(), "claims": [{"text": "A.", "section": ["s"] * 11}]},
     "key too long": {**claims_body(), "claims": [{"text": "A.", "key": "k" * 65}]},

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.markup import external_link, nowiki, page_link, safe_url
+from bot.markup import MAX_URL_CHARS, elide, external_link, nowiki, page_link, safe_url
 
 PAYLOADS = [
     "http://host/a{{User:Attacker/Payload}}", "http://host/a{{subst:User:Attacker/Payload}}",
@@ -52,3 +52,33 @@ def test_page_links_never_categorise_or_transclude():
     assert page_link("Foo_bar", "the {{page}}") == "[[:Foo bar|<nowiki>the {{page}}</nowiki>]]"
     for title in ("Foo{{x}}", "Foo]]bar", "A|b", "A\nB", "A<b>"):
         assert page_link(title).startswith("<nowiki>")
+
+
+def test_quoted_text_is_capped_with_its_middle_elided():
+    text = "Start of the claim " + "x" * 5000 + " end of the claim"
+    quoted = nowiki(text, 100)
+    inner = quoted.removeprefix("<nowiki>").removesuffix("</nowiki>")
+    assert len(inner) == 100 and inner.startswith("Start of the claim") and inner.endswith("end of the claim")
+    assert "…" in inner
+    assert elide("abcdefghij", 5) == "ab…ij" and elide("abc", 5) == "abc"
+
+
+@pytest.mark.parametrize("size", [200_000, 1_100_000])
+def test_a_huge_url_is_quoted_short_never_linked(size):
+    url = "http://host/start" + "a" * size + "/end"
+    assert safe_url(url) is None
+    text = external_link(url, "A title " + "t" * size)
+    assert len(text) < 500 and text.startswith("<nowiki>A title") and text.endswith("/end)</nowiki>")
+    assert "http://host/start" in text and "…" in text
+
+
+def test_a_url_at_the_cap_is_still_a_link_and_one_past_it_is_not():
+    base = "http://host/"
+    assert safe_url(base + "a" * (MAX_URL_CHARS - len(base))) is not None
+    assert safe_url(base + "a" * (MAX_URL_CHARS - len(base) + 1)) is None
+    # the cap holds after percent-encoding: 700 '|' grow to 2,100 characters
+    assert safe_url(base + "|" * 700) is None
+
+
+def test_a_too_long_title_is_quoted_not_linked():
+    assert page_link("T" * 300).startswith("<nowiki>") and len(page_link("T" * 300)) < 300

@@ -19,7 +19,7 @@ from bot.policy import (
     report_threshold,
     result_suggestion_key,
 )
-from bot.report import ReportItem, build_report
+from bot.report import DEFAULT_MAX_PAGE_BYTES, HEADROOM_BYTES, ReportItem, build_report
 from service.store import CheckRequest, Store
 from side.extract.claims import Citation, Claim
 from side.pipeline import Result, SourceStatus, Suggestion
@@ -244,6 +244,52 @@ def test_hostile_unsupported_words_stay_inert(store):
     assert parsed.filter_templates() == [] and parsed.filter_headings() == [] and parsed.filter_comments() == []
     assert not [link for link in parsed.filter_wikilinks() if "Category" in str(link.title)]
     assert re.sub(r"<nowiki>.*?</nowiki>", "", report.body).count("~~~~") == 1  # the bot's own signature
+
+
+def _size_report(store, rows, max_bytes=DEFAULT_MAX_PAGE_BYTES):
+    check_id = finished_check(store, "Tower", 42, rows)
+    items = [ReportItem(r, f"k{r.id}") for r in store.results(check_id)]
+    return build_report("testwiki", "Tower", "Talk:Tower", check_id, 42, items,
+                        "http://dash.example/dashboard/checks/" + check_id, "User:SideBot/Run", "User talk:SideBot",
+                        "side", today=date(2026, 11, 22), max_bytes=max_bytes)
+
+
+def report_bytes(report) -> int:
+    return len(report.heading.encode()) + len(report.body.encode())
+
+
+@pytest.mark.parametrize("size", [200_000, 1_100_000, 3_000_000])
+def test_a_huge_cited_url_still_gets_a_small_report(store, size):
+    """An editor's 200 KB URL made a 402,609-character section; a 1.1 MB one went past the wiki's 2 MB."""
+    url = "http://s.example/" + "a" * size + "/1"
+    report = _size_report(store, [("The tower is 330 metres tall.", url, 0.05, True),
+                                  ("The tower is grey.", "http://s.example/2", 0.05, True)])
+    assert report_bytes(report) < 20_000
+    assert "The tower is 330 metres tall." in report.body and "The tower is grey." in report.body
+    assert "http://s.example/aaaa" in report.body and "aaaa/1)</nowiki>" in report.body  # start and end, quoted
+    assert "[http://s.example/2 " in report.body and report.body.rstrip().endswith("~~~~")
+    assert len(report.items) == 2
+
+
+def test_a_report_too_big_for_the_page_is_given_in_brief_then_cut_never_dropped(store):
+    words = [f"word{w}-" + "x" * 70 for w in range(12)]  # the details a brief report leaves out
+    rows = [(f"Fact {n} about the tower.", f"http://s.example/{n}", 0.05, True, *words) for n in range(30)]
+    full = _size_report(store, rows)
+    assert "Salmon migrate upstream." in full.body and "did not fit" not in full.body
+    room = report_bytes(full) * 2 // 3
+    brief = _size_report(store, rows, max_bytes=room)
+    assert report_bytes(brief) <= room - HEADROOM_BYTES
+    assert "in brief" in brief.body and "Salmon migrate upstream." not in brief.body
+    assert brief.body.count("; Claim") == 30 and "[https://better.example/" in brief.body
+    tight = _size_report(store, rows, max_bytes=12_000)
+    assert report_bytes(tight) <= 12_000 - HEADROOM_BYTES
+    listed = tight.body.count("; Claim")
+    assert 0 < listed < 30
+    assert f"{30 - listed} more citations rated '''not supported''' did not fit" in tight.body
+    assert tight.heading == full.heading and tight.body.rstrip().endswith("~~~~")
+    assert "{{bots|optout=side}}" in tight.body and len(tight.items) == 30
+    nothing_fits = _size_report(store, rows, max_bytes=0)
+    assert "30 more citations" in nothing_fits.body and nothing_fits.body.rstrip().endswith("~~~~")
 
 
 def test_quoted_text_cannot_inject_wikitext():

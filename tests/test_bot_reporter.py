@@ -298,3 +298,42 @@ def test_a_report_quoting_a_payload_renders_as_plain_text(mediawiki, site, store
         assert not set(link) & set("{}<>|\"'\n"), link
     raw = mediawiki.page_text("Talk:" + title)
     assert raw.count("[[User:TestBot|") == 1, "a quoted ~~~~ was expanded into a second signature"
+
+
+#: MediaWiki's default $wgMaxArticleSize (2048 KiB), which the test wiki keeps, as Wikimedia's wikis do.
+WIKI_LIMIT = 2048 * 1024
+
+
+def test_a_one_megabyte_cited_url_still_gets_its_report_posted(mediawiki, site, store, run_page):
+    """A 1.1 MB URL pushed the section past the wiki's limit and the save failed (contenttoobig):
+    an editor could keep the bot from reporting their own edit."""
+    title = article(mediawiki)
+    url = "http://s.example/start" + "a" * 1_100_000 + "/end"
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, [("The bridge opened in 1932.", url, 0.05, True),
+                                                         ("The bridge is red.", "http://s.example/r", 0.04, True)])])
+    outcome = reporter.outcomes[-1]
+    assert outcome.status == "posted", outcome.reason
+    talk = mediawiki.page_text("Talk:" + title)
+    assert len(talk.encode()) < 20_000 and len(sections(talk)) == 1
+    assert "The bridge opened in 1932." in talk and "http://s.example/startaaa" in talk and "aaa/end" in talk
+    assert "[http://s.example/r " in talk
+
+
+def test_a_report_fits_what_a_full_talk_page_has_left(mediawiki, site, store, run_page):
+    """A talk page a few kilobytes under the wiki's limit still gets the report, in brief."""
+    title = article(mediawiki)
+    earlier = "== Earlier ==\n" + ("Earlier discussion of the bridge. " * 40 + "\n\n") * 1600
+    earlier = earlier[: WIKI_LIMIT - 8_000].rstrip() + "\n\nLast comment."
+    mediawiki.edit("Talk:" + title, earlier, user="Alice")
+    assert len(mediawiki.page_text("Talk:" + title).encode()) > WIKI_LIMIT - 8_100
+    words = [f"word{w}-" + "x" * 70 for w in range(12)]
+    rows = [(f"Fact {n} about the bridge.", f"http://s.example/{n}", 0.05, True, *words) for n in range(8)]
+    reporter = make_reporter(site, store)
+    reporter.handle([finished_check(store, title, 100, rows)])
+    outcome = reporter.outcomes[-1]
+    assert outcome.status == "posted", outcome.reason
+    talk = mediawiki.page_text("Talk:" + title)
+    assert talk.startswith(earlier[:1000]) and len(talk.encode()) <= WIKI_LIMIT
+    assert "Automated citation check" in sections(talk)[-1] and talk.rstrip().endswith("(UTC)")
+    assert "in brief" in talk and "Fact 0 about the bridge." in talk

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 
 import lxml.html
 import pytest
@@ -23,6 +24,7 @@ from gadget.server.security import http_url
 from gadget.server.serve import BODY_BUFFER_FACTOR, make_server
 from service.queue import get_queue
 from service.store import CheckRequest
+from side.config import load_config
 from side.errors import ConfigError
 from side.extract.wikitext import extract_claims
 
@@ -321,3 +323,31 @@ def test_a_malformed_request_gets_the_json_400(served):
     assert head.startswith(b"HTTP/1.1 400 "), reply[:300]
     assert b"Content-Type: application/json" in head
     assert set(json.loads(body)["error"]) == {"code", "message"}
+
+
+def test_a_request_that_never_sends_its_body_is_closed_after_the_channel_timeout(tmp_path, redis_db):
+    """Content-Length promised 1,000 bytes, 8 came: the connection was held until the client gave up."""
+    config = make_config(tmp_path, redis_db.url, channel_timeout_s=1)
+    with running_app(config) as app:
+        server = make_server(app, config.service, host="127.0.0.1", port=0, threads=2)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            with socket.create_connection(("127.0.0.1", server.effective_port), timeout=20) as conn:
+                conn.sendall(b"POST /api/v1/checks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 1000\r\n\r\n{\"wiki\":")
+                started = time.monotonic()
+                while conn.recv(65536):  # b"" once the server has closed the connection
+                    pass
+                held = time.monotonic() - started
+        finally:
+            server.close()
+            thread.join(5)
+        assert app.extensions["side"].store.checks() == []
+    assert held < 5, f"held {held:.1f} s"
+
+
+def test_a_channel_timeout_below_one_second_is_refused(tmp_path):
+    (tmp_path / "side.toml").write_text("[service]\nchannel_timeout_s = 0\n")
+    with pytest.raises(ConfigError, match="channel_timeout_s"):
+        load_config(tmp_path / "side.toml", environ={})

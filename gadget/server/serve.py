@@ -74,11 +74,20 @@ def use_json_errors(server: Any, max_body_bytes: int) -> None:
 
 def make_server(app: Any, service: ServiceConfig, host: str, port: int, threads: int) -> Any:
     """The waitress server for ``app``: bodies buffered up to :data:`BODY_BUFFER_FACTOR` times the
-    API's limit (so the app answers most oversize bodies itself), waitress's own errors as JSON."""
+    API's limit (so the app answers most oversize bodies itself), waitress's own errors as JSON.
+
+    A connection that sends nothing for ``service.channel_timeout_s`` is closed, a request that
+    declares more body than it sends included (it held a connection until the client gave up).
+    Behind a reverse proxy (``service.proxy_hops`` > 0) waitress passes ``X-Forwarded-*`` on to the
+    app, whose ProxyFix trusts exactly that many hops; without one waitress drops those headers
+    (its default) and the client is the TCP peer."""
     from waitress import create_server
 
+    timeout = service.channel_timeout_s
     server = create_server(app, host=host, port=port, threads=threads, ident="side-web",
-                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes)
+                           max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes,
+                           channel_timeout=timeout, cleanup_interval=max(1, min(30, timeout // 2)),
+                           clear_untrusted_proxy_headers=service.proxy_hops == 0)
     use_json_errors(server, service.max_body_bytes)
     return server
 

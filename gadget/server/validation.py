@@ -137,8 +137,10 @@ def is_http_url(value: str) -> bool:
 
 
 def url(data: dict[str, Any], name: str, where: str = "") -> str:
+    """An optional http(s) URL: absent or null is "", anything else (the empty string included,
+    as the OpenAPI pattern says) must be one."""
     value = text(data, name, MAX_URL, where=where)
-    if value and not is_http_url(value):
+    if data.get(name) is not None and not is_http_url(value):
         raise bad(f"{where}{name}", "must be an http(s) URL")
     return value
 

@@ -77,7 +77,12 @@ def _plugins() -> list:
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from side.cli.terminal import PrintableFormatter
+
+    # Log lines quote URLs, titles and servers' answers: no control character of theirs reaches the terminal.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     # Libraries whose INFO lines say nothing a user of `side` can act on (faiss: which CPU build it loaded).
     for noisy in ("urllib3", "filelock", "httpx", "trafilatura", "htmldate", "charset_normalizer", "faiss"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
@@ -102,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config)
         return int(args.func(args, config) or 0)
     except SideError as exc:
-        print(f"side: error: {exc}", file=sys.stderr)
+        from side.cli.terminal import printable
+
+        print(printable(f"side: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("side: interrupted", file=sys.stderr)

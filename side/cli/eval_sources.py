@@ -103,6 +103,8 @@ def _print(report: SourcesReport) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from side.cli.terminal import plain
+
     console = Console()
     table = Table(title=f"Source states on {report.pages} labelled real pages "
                         f"(accuracy {report.accuracy:.3f}, {report.mean_ms:.0f} ms/page)")
@@ -124,5 +126,5 @@ def _print(report: SourcesReport) -> None:
         console.print("no real example in the data (tested on written pages in tests/test_source_states.py): "
                       + ", ".join(s.value for s in report.missing))
     for outcome in report.errors:
-        console.print(f"  wrong: {outcome.path}: labelled {outcome.label.value}, assessed "
-                      f"{outcome.predicted.value} ({outcome.evidence})", markup=False, highlight=False)
+        console.print(plain(f"  wrong: {outcome.path}: labelled {outcome.label.value}, assessed "
+                            f"{outcome.predicted.value} ({outcome.evidence})"), highlight=False)

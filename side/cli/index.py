@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.terminal import printable
 from side.config import Config
 from side.errors import InputError
 
@@ -198,7 +199,7 @@ def _list_cited(dump: Path | None) -> int:
         raise InputError("--dry-run lists what a dump cites: give --dump FILE")
     count = 0
     for cited in iter_cited_urls(dump):
-        print(cited.fetch_url)
+        print(printable(cited.fetch_url))
         count += 1
     log.info("%s cites %d distinct URLs", dump, count)
     return 0
@@ -224,7 +225,7 @@ def run_demo_article(args: argparse.Namespace, config: Config) -> int:
 
     text = demo_article(Path(config.data_dir) / "wice" / "claim_dev.jsonl", args.title or DEFAULT_TITLE)
     if args.out is None:
-        print(text, end="")
+        print(printable(text), end="")
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
@@ -268,7 +269,7 @@ def run_stats(args: argparse.Namespace, config: Config) -> int:
         print("  none yet")
     print(f"top domains ({stats.not_web} documents have no web URL):")
     for domain, n in stats.domains:
-        print(f"  {domain}: {n}")
+        print(printable(f"  {domain}: {n}"))
     if not stats.domains:
         print("  none")
     return 0
@@ -290,14 +291,18 @@ def _brief(hit: DocumentHit) -> dict:
 
 
 def _print_table(query: str, hits: list) -> None:
+    """The hits as a table; titles, URLs and passages come from web pages, so they are printed as
+    text (:mod:`side.cli.terminal`), never as console markup."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"search: {query}", show_lines=True)
+    from side.cli.terminal import plain
+
+    table = Table(title=plain(f"search: {query}"), show_lines=True)
     for name in ("#", "score", "document", "best passage"):
         table.add_column(name, overflow="fold")
     for rank, hit in enumerate(hits, 1):
         passage = hit.best_passage.text
-        table.add_row(str(rank), f"{hit.score:.3f}", f"{hit.title}\n{hit.url}",
-                      passage if len(passage) <= 300 else passage[:300] + "…")
+        table.add_row(str(rank), f"{hit.score:.3f}", plain(f"{hit.title}\n{hit.url}"),
+                      plain(passage if len(passage) <= 300 else passage[:300] + "…"))
     Console().print(table if hits else "no documents found")

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from side.cli.verify import add_article_arguments, load_article
+from side.cli.verify import LEVEL_STYLE, add_article_arguments, load_article
 from side.config import Config
-from side.verify.levels import VerdictLevel
 
 __all__ = ["register", "run_lead", "print_lead"]
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from side.extract.lead import ArticleLead
     from side.verify.lead import LeadVerdict
 
@@ -55,36 +56,31 @@ def run_lead(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-_STYLE = {
-    VerdictLevel.SUPPORTED: "[green]{}[/green]", VerdictLevel.PARTIALLY_SUPPORTED: "[yellow]{}[/yellow]",
-    VerdictLevel.NOT_SUPPORTED: "[red]{}[/red]", VerdictLevel.CANNOT_CHECK: "[dim]{}[/dim]",
-}
-
-
-def print_lead(lead: ArticleLead, verdicts: list[LeadVerdict]) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+def print_lead(lead: ArticleLead, verdicts: list[LeadVerdict], console: Console | None = None) -> None:
+    """The table ``side lead`` prints; the article's sentences and headings are printed as text
+    (:mod:`side.cli.terminal`), never as console markup or control characters."""
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
+    from side.cli.terminal import plain, report_console
+
+    console = console or report_console()
     unsupported = sum(v.level.needs_review for v in verdicts)
-    title = (f"{lead.title}: {lead.sentences} lead sentences, {lead.cited} cited, {len(verdicts)} uncited checked "
-             f"against {len(lead.body)} body sentences; {unsupported} not fully supported")
+    title = plain(f"{lead.title}: {lead.sentences} lead sentences, {lead.cited} cited, {len(verdicts)} uncited "
+                  f"checked against {len(lead.body)} body sentences; {unsupported} not fully supported")
     if not verdicts:
-        console.print(escape(title))
+        console.print(title)
         return
-    table = Table(title=escape(title), show_lines=True, expand=True)
+    table = Table(title=title, show_lines=True, expand=True)
     for col, kw in (("#", {"justify": "right"}), ("verdict", {}), ("lead claim", {"ratio": 3}),
                     ("nearest body sentence", {"ratio": 3})):
         table.add_column(col, **kw)
     for verdict in verdicts:
-        label = _STYLE[verdict.level].format(verdict.level.text)
+        label = Text(verdict.level.text, LEVEL_STYLE[verdict.level])
         if verdict.score is not None:
-            label += f" ({verdict.score:.2f})"
-        nearest = escape(verdict.nearest or verdict.reason)
+            label.append(f" ({verdict.score:.2f})")
+        nearest = plain(verdict.nearest or verdict.reason)
         if verdict.nearest_section:
-            nearest += f"\n[dim]{escape(verdict.nearest_section_path)}[/dim]"
-        table.add_row(str(verdict.position + 1), label, escape(verdict.claim), nearest)
+            nearest.append("\n").append_text(plain(verdict.nearest_section_path, "dim"))
+        table.add_row(str(verdict.position + 1), label, plain(verdict.claim), nearest)
     console.print(table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from side.cli.terminal import printable
 from side.config import Config
 
 __all__ = ["register", "run_source"]
@@ -35,7 +36,9 @@ def run_source(args: argparse.Namespace, config: Config) -> int:
         print(json.dumps({**source.to_dict(), "assessment": judged}, indent=2, ensure_ascii=False))
         return 0
     state = "readable" if assessment.readable else f"cannot check: {assessment.describe()}"
-    print(f"title: {source.title}\ndate: {source.date}\nurl: {source.final_url}\n"
-          f"type: {source.content_type}\nsentences: {len(source.sentences)}\nstate: {state}\n")
-    print(source.text)
+    # The page wrote its title, text and type (and the server the URL it redirected to): printed
+    # with their control characters made visible, so no escape sequence reaches the terminal.
+    print(printable(f"title: {source.title}\ndate: {source.date}\nurl: {source.final_url}\n"
+                    f"type: {source.content_type}\nsentences: {len(source.sentences)}\nstate: {state}\n"))
+    print(printable(source.text))
     return 0

@@ -14,6 +14,9 @@ from side.verify.levels import VerdictLevel
 __all__ = ["register", "add_article_arguments", "load_article", "run_verify", "print_report"]
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
     from side.pipeline import ArticleResults, Result
 
 
@@ -103,58 +106,87 @@ def run_verify(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def print_report(report: ArticleResults) -> None:
-    from rich.console import Console
+def print_report(report: ArticleResults, console: Console | None = None) -> None:
+    """The table ``side verify`` prints. Every text in it that an editor or a web page wrote (title,
+    claim, URL, reasons, evidence, suggestions) is printed as text (:mod:`side.cli.terminal`):
+    never read as console markup, never a terminal hyperlink, no control character let through."""
     from rich.table import Table
 
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)  # piped or logged: do not squeeze the report to 80 columns
+    from side.cli.terminal import plain, report_console
+
+    console = console or report_console()
     flagged = sum(c.flagged for c in report.results)
-    table = Table(title=f"{report.title}: {len(report.results)} citations: {report.levels_text()}; {flagged} flagged",
-                  show_lines=True, expand=True)
+    table = Table(title=plain(f"{report.title}: {len(report.results)} citations: {report.levels_text()}; "
+                              f"{flagged} flagged"), show_lines=True, expand=True)
     for col, kw in (("#", {"justify": "right"}), ("fail?", {}), ("verdict", {}), ("claim", {"ratio": 3}),
                     ("source", {"ratio": 2}), ("why / suggestion", {"ratio": 3})):
         table.add_column(col, **kw)
     for n, result in enumerate(report.ordered(), 1):
-        verdict = result.verdict
         likelihood = "-" if result.failure_likelihood is None else f"{result.failure_likelihood:.2f}"
-        label = "[red]FLAG[/red] " if result.flagged else ""
-        label += _LEVEL_STYLE[result.level].format(result.level.text)
-        if result.failure_likelihood is not None and verdict is not None:
-            label += f" ({verdict.score:.2f})"
-        cite = result.claim.citation
-        source = cite.url or cite.title or cite.raw[:80]
-        if result.url_depth is not None:
-            source += f"  [dim](depth {result.url_depth})[/dim]"
-        source += _copy_note(result)
-        why = "; ".join(result.reasons)
-        if verdict and verdict.unsupported:
-            why += "\n[dim]not backed by the source:[/dim] " + ", ".join(f"“{w}”" for w in verdict.unsupported)
-        if verdict and verdict.evidence:
-            why += f"\n[dim]best evidence:[/dim] {verdict.evidence[0].text[:200]}"
-        for s in result.suggestions[:2]:
-            ev = f" — “{s.evidence.text[:160]}”" if s.evidence else ""
-            why += f"\n[green]suggest[/green] {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}"
-        table.add_row(str(n), likelihood, label, result.claim.text[:300], source, why.strip())
+        table.add_row(str(n), likelihood, _label(result), plain(result.claim.text[:300]), _source(result),
+                      _why(result))
     console.print(table)
 
 
-_LEVEL_STYLE = {
-    VerdictLevel.SUPPORTED: "[green]{}[/green]", VerdictLevel.PARTIALLY_SUPPORTED: "[yellow]{}[/yellow]",
-    VerdictLevel.NOT_SUPPORTED: "[red]{}[/red]", VerdictLevel.CANNOT_CHECK: "[dim]{}[/dim]",
+#: The style of each level's name in the table.
+LEVEL_STYLE = {
+    VerdictLevel.SUPPORTED: "green", VerdictLevel.PARTIALLY_SUPPORTED: "yellow",
+    VerdictLevel.NOT_SUPPORTED: "red", VerdictLevel.CANNOT_CHECK: "dim",
 }
 
 
-def _copy_note(result: Result) -> str:
-    """Which copy of the source was read, when it was not simply the live page."""
-    from rich.markup import escape
+def _label(result: Result) -> Text:
+    from rich.text import Text
 
+    label = Text()
+    if result.flagged:
+        label.append("FLAG", "red").append(" ")
+    label.append(result.level.text, LEVEL_STYLE[result.level])
+    if result.failure_likelihood is not None and result.verdict is not None:
+        label.append(f" ({result.verdict.score:.2f})")
+    return label
+
+
+def _source(result: Result) -> Text:
+    from side.cli.terminal import plain
+
+    cite = result.claim.citation
+    source = plain(cite.url or cite.title or cite.raw[:80])
+    if result.url_depth is not None:
+        source.append(f"  (depth {result.url_depth})", "dim")
+    return source.append_text(_copy_note(result))
+
+
+def _why(result: Result) -> Text:
+    from rich.text import Text
+
+    from side.cli.terminal import plain
+
+    verdict = result.verdict
+    lines = [plain("; ".join(result.reasons))] if result.reasons else []
+    if verdict and verdict.unsupported:
+        lines.append(Text("not backed by the source: ", "dim").append_text(
+            plain(", ".join(f"“{w}”" for w in verdict.unsupported))))
+    if verdict and verdict.evidence:
+        lines.append(Text("best evidence: ", "dim").append_text(plain(verdict.evidence[0].text[:200])))
+    for s in result.suggestions[:2]:
+        ev = f" — “{s.evidence.text[:160]}”" if s.evidence else ""
+        lines.append(Text("suggest", "green").append_text(plain(f" {s.title or s.url} ({s.score:.2f}){ev}\n{s.cite}")))
+    return Text("\n").join(lines)
+
+
+def _copy_note(result: Result) -> Text:
+    """Which copy of the source was read, when it was not simply the live page."""
+    from rich.text import Text
+
+    from side.cli.terminal import plain
     from side.pipeline import SourceCopy
 
+    note = Text()
     if result.source_copy == SourceCopy.ARCHIVE:
-        why = f" ({escape(result.source_fallback)})" if result.source_fallback else ""
-        return f"\n[yellow]read from archived copy[/yellow] {escape(result.source_url)}[dim]{why}[/dim]"
-    if result.source_copy == SourceCopy.LIVE and result.source_fallback:
-        return f"\n[dim]live page read ({escape(result.source_fallback)})[/dim]"
-    return ""
+        note.append("\n").append("read from archived copy", "yellow").append(" ").append_text(plain(result.source_url))
+        if result.source_fallback:
+            note.append_text(plain(f" ({result.source_fallback})", "dim"))
+    elif result.source_copy == SourceCopy.LIVE and result.source_fallback:
+        note.append("\n").append_text(plain(f"live page read ({result.source_fallback})", "dim"))
+    return note

@@ -49,6 +49,9 @@ SINGLE_LINE = f"^[^{v.CONTROL_CC}\\n\\r]*$"
 NOT_BLANK = f"^[^{v.CONTROL_CC}]*[^{v.WHITESPACE}{v.CONTROL_CC}][^{v.CONTROL_CC}]*$"
 TITLE = (f"^[^{v.TITLE_ILLEGAL_ASCII}]*[^{v.WHITESPACE}_{v.TITLE_ILLEGAL_ASCII}]"
          f"[^{v.TITLE_ILLEGAL_ASCII}]*$")
+#: The ``format`` of a wikitext snippet: one that cites at least one source and at most
+#: ``MAX_CLAIMS``, which no pattern can say (a client's generator must know it; 422 otherwise).
+WIKITEXT_FORMAT = "wikitext"
 
 
 def string(max_length: int, pattern: str = SINGLE_LINE, **extra: Any) -> dict[str, Any]:
@@ -97,9 +100,11 @@ def input_schemas(max_wikitext: int) -> dict[str, Any]:
         "WikitextCheck": {"type": "object", "additionalProperties": False,
                           "required": ["wiki", "title", "wikitext"],
                           "properties": {**common, "wikitext": string(
-                              max_wikitext, NOT_BLANK,
-                              description="Wikitext with <ref> tags or {{sfn}}; longer than maxLength is "
-                                          "413 wikitext_too_large.")}},
+                              max_wikitext, NOT_BLANK, format=WIKITEXT_FORMAT,
+                              description=f"Wikitext citing at least one source and at most {v.MAX_CLAIMS} "
+                                          "(<ref> tags or {{sfn}}), each after the text it supports: none is "
+                                          "422 no_citations, more is 422 too_many_citations, and longer than "
+                                          "maxLength is 413 wikitext_too_large.")}},
         "AcceptFeedback": {"type": "object", "additionalProperties": False, "required": ["result_id", "action"],
                            "properties": {**feedback, "action": {"type": "string", "enum": ["accept"]},
                                           "reason": string(64, nullable=True)}},

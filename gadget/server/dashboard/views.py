@@ -321,6 +321,8 @@ def result_feedback(result_id: int) -> Response:
     _result_or_404(result_id)
     reviewer = require_reviewer(request.form.get("csrf_token", ""))
     form = {k: v for k, v in request.form.items() if k in {"action", "reason", "suggestion_url", "comment"}}
+    if not form.get("suggestion_url"):  # a suggestion without a URL has an empty field: no URL
+        form.pop("suggestion_url", None)
     given = feedback_input({**form, "result_id": result_id})
     svc.store.add_feedback(given.result_id, given.action, reason=given.reason, reviewer=reviewer,
                            suggestion_url=given.suggestion_url, comment=given.comment)
