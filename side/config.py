@@ -112,7 +112,7 @@ class RetrievalConfig:
     #: under a third of the 50 ms hybrid target (SciFact train claims; docs/scale.md). 0: never.
     bm25_max_postings: int = 300_000
     #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
-    #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).
+    #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side-citations[milvus]'``).
     backend: str = "embedded"
     #: Milvus URI: a milvus-lite data path ending in ``.db`` (served inside the process), or
     #: ``http://host:19530`` of milvus-lite's server, Milvus Standalone or Distributed. Empty:
