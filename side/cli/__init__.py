@@ -104,6 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     except SideError as exc:
         print(f"side: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ImportError as exc:  # a plugin command (side feedback, --from-store) without its extra
+        from side.extras import missing_extra_error
+
+        error = missing_extra_error(exc)
+        if error is None:
+            raise
+        print(f"side: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("side: interrupted", file=sys.stderr)
         return 130
