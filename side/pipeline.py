@@ -582,7 +582,7 @@ class Pipeline:
 
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
-            from side.retrieval.retriever import load_retriever
+            from side.retrieval.backends import load_retriever
 
             directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
             if index_dir is None and not directory.is_dir():

@@ -21,7 +21,7 @@ from side.extract.dump import canonical_url, cited_urls, iter_cited_urls, iter_p
 from side.retrieval.corpus import Corpus
 from side.retrieval.dump import crawl_state_path, dump_documents
 from side.sources.crawl import CrawlState, CrawlStatus, HostPacer
-from side.sources.states import assess_html
+from side.sources.fetch import assess_html
 
 from conftest import need_data
 from httpserver import LocalServer, Response

@@ -20,8 +20,9 @@ from test_retrieval import ROWS
 from side.cli import main
 from side.config import load_config
 from side.errors import IndexNotFoundError
+from side.retrieval.backends import load_retriever
 from side.retrieval.corpus import build_corpus, documents_from_jsonl, documents_from_scifact
-from side.retrieval.retriever import build_index, load_retriever
+from side.retrieval.retriever import build_index
 
 from conftest import IN_CI, need_data
 
