@@ -26,7 +26,8 @@ function isoDate( date ) {
 
 /* What a value must not hold as it is (side/extract/citeweb.py escapes the same): "|" and "}}"
  * would end the parameter or the template, "{{" and "[[" start markup, "<ref>"/"</ref>" would nest
- * or close the reference, and "~~~" is a signature on save. URLs are percent-encoded as CS1 asks. */
+ * or close the reference, and three tildes are a signature on save (written
+ * "~{3}" here: a wiki signs that run on this page too). URLs are percent-encoded as CS1 asks. */
 var VALUE_ESCAPES = { '|': '{{!}}', '{': '&#123;', '}': '&#125;', '[': '&#91;', ']': '&#93;', '<': '&lt;',
 	'>': '&gt;' };
 var URL_ESCAPES = { ' ': '%20', '"': '%22', '\'': '%27', '<': '%3C', '>': '%3E', '[': '%5B', ']': '%5D',
@@ -61,7 +62,7 @@ function urlValue( value ) {
  */
 function isOneCitation( cite ) {
 	var depth = 0, i, pair;
-	if ( !/^\{\{\s*cite web\s*\|/i.test( cite ) || /[<>]|\[\[|\]\]|~~~/.test( cite ) ) {
+	if ( !/^\{\{\s*cite web\s*\|/i.test( cite ) || /[<>]|\[\[|\]\]|~{3}/.test( cite ) ) {
 		return false;
 	}
 	for ( i = 0; i < cite.length - 1; i++ ) {
