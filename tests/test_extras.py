@@ -83,3 +83,17 @@ def test_an_import_error_outside_the_extras_is_not_blamed_on_them():
     assert extra_of(ModuleNotFoundError("x", name="redis"), "bot") == "bot"
     assert extra_of(ModuleNotFoundError("x", name="redis")) == "service"
     assert extra_of(ModuleNotFoundError("x", name="numpy")) is None
+
+
+def test_a_plugin_that_two_installs_register_is_added_once(tmp_path):
+    """An older install of the project (under its former name) beside the current one declares the
+    same ``side.commands`` plugin: ``side`` still starts, with the command once."""
+    older = tmp_path / "side-0.1.0.dist-info"
+    older.mkdir()
+    (older / "METADATA").write_text("Metadata-Version: 2.1\nName: side\nVersion: 0.1.0\n")
+    (older / "entry_points.txt").write_text("[side.commands]\nfeedback = service.cli:register\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(tmp_path)])}
+    done = subprocess.run([sys.executable, "-m", "side", "feedback", "--help"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "export" in done.stdout and "Traceback" not in done.stderr

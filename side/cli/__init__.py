@@ -66,8 +66,11 @@ def _plugins() -> list:
     that cannot load is logged and left out, so a broken plugin never breaks the core commands."""
     from importlib.metadata import entry_points
 
-    found = []
+    found, names = [], set()
     for point in sorted(entry_points(group="side.commands"), key=lambda p: p.name):
+        if point.name in names:  # the same plugin seen twice (two installs of one project)
+            continue
+        names.add(point.name)
         try:
             found.append(point.load())
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import leaves it out
