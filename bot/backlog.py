@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.checkpoint import CheckpointError, write_json_atomically
-from service.store import CheckRequest, Origin
+from service.store import Check, CheckRequest, Origin
 from side.config import BotConfig
 from side.errors import ConfigError
 from side.extract.lead import read_lead
@@ -35,11 +35,13 @@ from side.extract.tagged import DEFAULT_ALIASES, find_tagged, normalise_template
 if TYPE_CHECKING:
     from pywikibot.site import APISite
 
-    from bot.sidebot import Submit
-
-__all__ = ["BacklogBot", "BacklogCheckpoint", "BacklogSettings", "BacklogSummary", "backlog_checkpoint_path"]
+__all__ = ["Submit", "BacklogBot", "BacklogCheckpoint", "BacklogSettings", "BacklogSummary", "backlog_checkpoint_path"]
 
 log = logging.getLogger(__name__)
+
+#: Submits a check: store row + queue job; returns the record and whether a job was queued (both
+#: modes of the bot take one: this one and :class:`bot.sidebot.CitationBot`).
+Submit = Callable[[CheckRequest], tuple[Check, bool]]
 
 #: Pages whose texts are fetched in one API request.
 BATCH_PAGES = 25

@@ -74,11 +74,10 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from bot.backlog import BacklogBot, BacklogCheckpoint, BacklogSettings, backlog_checkpoint_path
+from bot.backlog import BacklogBot, BacklogCheckpoint, BacklogSettings, Submit, backlog_checkpoint_path
 from bot.changes import (
     Change,
     ChangeFeed,
@@ -101,7 +100,7 @@ from bot.options import (
     print_help,
     wants_help,
 )
-from service.store import Check, CheckRequest, Origin, Store
+from service.store import CheckRequest, Origin, Store
 from side.config import Config
 from side.errors import ConfigError, SideError
 from side.extract.lead import read_lead
@@ -118,9 +117,6 @@ BATCH_CHANGES = 25
 #: Longest wait between retries after errors (API down, maxlag past pywikibot's own retries).
 MAX_BACKOFF_S = 300.0
 EXIT_USAGE = 2
-
-#: Submits a check: store row + queue job; returns the record and whether a job was queued.
-Submit = Callable[[CheckRequest], tuple[Check, bool]]
 
 
 class CitationBot:

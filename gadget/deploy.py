@@ -76,6 +76,12 @@ NEEDED_RIGHTS = ("editinterface", "editsitejs", "editsitecss", "editsitejson")
 PASSWORD_HELP = ("the password goes in pywikibot's password file, as ('NAME', BotPassword('side-deploy', "
                  "'PASSWORD')) in user-password.py (chmod 600), named by password_file in user-config.py, both in "
                  "PYWIKIBOT_DIR (see gadget/README.md)")
+#: The CSS-only Codex module the gadget depends on: its UI is Codex classes on plain DOM, no Vue.
+CODEX_STYLES = "codex-styles"
+#: MediaWiki older than this has no ``codex-styles``; the definition written there names
+#: :data:`CODEX_FULL` instead, the full Codex module (Vue included) that carries the same CSS.
+CODEX_STYLES_SINCE = (1, 41)
+CODEX_FULL = "@wikimedia/codex"
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
@@ -96,6 +102,16 @@ def definition_line(path: Path = DEFINITION_FILE) -> str:
     if len(lines) != 1 or not lines[0].startswith(f"* {GADGET_NAME}["):
         raise DeployError(f"{path} must hold exactly one '* {GADGET_NAME}[...]' line")
     return lines[0]
+
+
+def line_for_wiki(line: str, version: str | None) -> str:
+    """The definition ``line`` for a wiki running MediaWiki ``version`` (``1.39.17``, ``1.45.0-wmf.3``;
+    None when not known): as versioned, but with :data:`CODEX_FULL` before MediaWiki 1.41."""
+    found = re.match(r"\D*(\d+)\.(\d+)", version or "")
+    if not found or (int(found[1]), int(found[2])) >= CODEX_STYLES_SINCE:
+        return line
+    options, _, pages = line.partition("]")
+    return re.sub(rf"(?<=[=,]){re.escape(CODEX_STYLES)}(?=[,|]|$)", CODEX_FULL, options) + "]" + pages
 
 
 def definition_pages(line: str) -> list[str]:
@@ -200,7 +216,8 @@ def plan(site: APISite | None, service_url: str | None) -> list[Step]:
     current = {title: pywikibot.Page(site, title) for title in [page.title for page in pages] + [DEFINITION_PAGE]}
     for _ in site.preloadpages(current.values()):  # texts and latest revisions, 50 titles a request
         pass
-    pages.append(Page(DEFINITION_PAGE, merge_definition(_text(current[DEFINITION_PAGE]) or "", definition_line())))
+    line = line_for_wiki(definition_line(), str(site.mw_version))
+    pages.append(Page(DEFINITION_PAGE, merge_definition(_text(current[DEFINITION_PAGE]) or "", line)))
     steps = []
     for page in pages:
         old = _text(current[page.title])

@@ -36,6 +36,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
   # registry's newest build with several GB of CUDA packages.
   .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
+  # This project was installed as "side" before it took the name side-citations: remove that
+  # editable install, or its console scripts and side.commands plugins would be registered twice.
+  if .venv/bin/python -m pip show side 2>/dev/null | grep -q '^Editable project location:'; then
+    .venv/bin/python -m pip uninstall -q -y side
+  fi
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi

@@ -18,9 +18,9 @@ from typing import Any
 from side.errors import ConfigError
 
 __all__ = [
-    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "FetchConfig", "CrawlConfig", "EncoderConfig",
-    "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig", "Config",
-    "load_config",
+    "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "is_checkout", "default_var_dir", "FetchConfig", "CrawlConfig",
+    "EncoderConfig", "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig",
+    "Config", "load_config",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +28,25 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Where the shared real datasets live unless ``SIDE_DATA_DIR`` says otherwise.
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 
-#: Working state (caches, indexes) of a checkout; ignored by git.
-DEFAULT_VAR_DIR = REPO_ROOT / "var"
+
+def is_checkout(root: Path = REPO_ROOT) -> bool:
+    """Whether Side runs from a source checkout: a pyproject.toml or .git beside the package."""
+    return (root / "pyproject.toml").is_file() or (root / ".git").exists()
+
+
+def default_var_dir(root: Path = REPO_ROOT) -> Path:
+    """Working state (the results store, indexes, caches): ``var/`` of a checkout (ignored by git);
+    for an installed package, the user's data directory (``~/.local/share/side`` on Linux, as
+    platformdirs says), never site-packages."""
+    if is_checkout(root):
+        return root / "var"
+    from platformdirs import user_data_path
+
+    return user_data_path("side", appauthor=False)
+
+
+#: Working state of this installation (:func:`default_var_dir`; ``SIDE_VAR_DIR`` overrides it).
+DEFAULT_VAR_DIR = default_var_dir()
 
 
 @dataclass
@@ -112,7 +129,7 @@ class RetrievalConfig:
     #: under a third of the 50 ms hybrid target (SciFact train claims; docs/scale.md). 0: never.
     bm25_max_postings: int = 300_000
     #: Where the index lives (SIDE_RETRIEVAL_BACKEND): ``embedded`` (bm25s + faiss files in the
-    #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side[milvus]'``).
+    #: index directory) or ``milvus`` (a Milvus collection; needs ``pip install 'side-citations[milvus]'``).
     backend: str = "embedded"
     #: Milvus URI: a milvus-lite data path ending in ``.db`` (served inside the process), or
     #: ``http://host:19530`` of milvus-lite's server, Milvus Standalone or Distributed. Empty:

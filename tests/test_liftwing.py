@@ -239,3 +239,54 @@ def test_the_image_installs_what_the_library_and_the_extra_need():
 
 def _name(requirement: str) -> str:
     return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower().replace("_", "-")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    pinned = [line.split("#")[0].strip() for line in lines if line.strip() and not line.lstrip().startswith(("#", "-"))]
+    return {_name(p): p.split("==", 1)[1].strip() for p in pinned}
+
+
+@pytest.mark.parametrize("name", ["requirements.txt", "requirements-test.txt"])
+def test_the_image_pins_the_versions_the_tests_run(name):
+    """Each pin is the version installed here (a local build label such as torch's ``+cpu`` aside);
+    a package not installed here (kserve without the extra) is not compared."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    differ = {}
+    for package, pinned in _pins(REPO / "deploy" / "liftwing" / "side_verifier" / name).items():
+        try:
+            installed = version(package).split("+")[0]
+        except PackageNotFoundError:
+            continue
+        if installed != pinned:
+            differ[package] = (pinned, installed)
+    assert differ == {}, "pinned, installed"
+
+
+def test_blubber_builds_tests_and_serves_the_model_from_a_model_path():
+    """deploy/liftwing/blubber.yaml in today's inference-services shape: build, production and test
+    variants, the venv copied from the build, and the verifier read from MODEL_PATH, not baked in."""
+    import yaml
+
+    text = (REPO / "deploy" / "liftwing" / "blubber.yaml").read_text(encoding="utf-8")
+    assert re.match(r"# syntax=docker-registry\.wikimedia\.org/repos/releng/blubber/buildkit:v\d+\.\d+\.\d+\n", text)
+    blubber = yaml.safe_load(text)
+    assert blubber["version"] == "v4" and set(blubber["variants"]) == {"build", "production", "test"}
+    assert blubber["runs"]["environment"]["MODEL_PATH"] == "/mnt/models"
+    build, production, test = (blubber["variants"][v] for v in ("build", "production", "test"))
+    python = next(b["python"] for b in build["builders"] if "python" in b)
+    assert python["requirements"] == ["deploy/liftwing/side_verifier/requirements.txt"]
+    assert {"requirements": ["side"], "command": ["rm", "-rf", "side/models/verifier"]} in [
+        b["custom"] for b in build["builders"] if "custom" in b]
+    local = [c["source"] for c in production["copies"] if c["from"] == "local"]
+    assert local == ["deploy/liftwing/side_verifier"], "the library comes from the build, without the weights"
+    assert {"from": "build", "source": "/srv/side_verifier/side", "destination": "side"} in production["copies"]
+    module = production["entrypoint"][-1]
+    assert production["entrypoint"][:2] == ["python3", "-m"] and importlib.util.find_spec(module) is not None
+    for variant in (production, test):
+        for copy in variant["copies"]:
+            assert copy["from"] == "build" or (REPO / copy["source"]).exists(), copy
+    test_python = next(b["python"] for b in test["builders"] if "python" in b)
+    assert all((REPO / r).is_file() for r in test_python["requirements"])
+    assert test["entrypoint"][-1] == "tests/test_liftwing.py" and test["runs"]["environment"]["MODEL_PATH"] == ""

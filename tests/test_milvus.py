@@ -2,7 +2,7 @@
 
 The server is ``milvus-lite server`` (pymilvus's own protocol, the same client code as Milvus
 Standalone), started once for the module. Outside CI the tests skip when pymilvus or
-milvus-lite is not installed (``pip install 'side[milvus]'``); in CI that is a failure.
+milvus-lite is not installed (``pip install 'side-citations[milvus]'``); in CI that is a failure.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from test_retrieval import ROWS
 from side.cli import main
 from side.config import load_config
 from side.errors import IndexNotFoundError
+from side.retrieval.backends import load_retriever
 from side.retrieval.corpus import build_corpus, documents_from_jsonl, documents_from_scifact
-from side.retrieval.retriever import build_index, load_retriever
+from side.retrieval.retriever import build_index
 
 from conftest import IN_CI, need_data
 
@@ -30,7 +31,7 @@ def need_milvus() -> None:
     """Skip (locally) or fail (CI) when the milvus extra is not installed."""
     missing = [name for name in ("pymilvus", "milvus_lite") if _importable(name) is False]
     if missing:
-        message = f"{', '.join(missing)} not installed (pip install 'side[milvus]')"
+        message = f"{', '.join(missing)} not installed (pip install 'side-citations[milvus]')"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)

@@ -130,9 +130,10 @@ class _Named:
 
 
 def test_an_index_refuses_another_encoder_with_one_line(tmp_path):
+    from side.retrieval.backends import load_retriever
     from side.retrieval.corpus import build_corpus
     from side.retrieval.encoder import shared_encoder
-    from side.retrieval.retriever import build_index, load_retriever, read_index_meta
+    from side.retrieval.retriever import build_index, read_index_meta
 
     minilm = shared_encoder("cpu")
     corpus = build_corpus(_documents(), tmp_path / "index", words=50, stride=50)

@@ -17,12 +17,11 @@ import pytest
 from side.cli import main
 from side.errors import SourceFetchError
 from side.evaluation.sources import LABELS_FILE, WEB_HTML_SUBDIR, evaluate_sources, load_labels
-from side.sources.fetch import Source, load_cached, source_from_bytes, source_from_html, store_cached
+from side.sources.fetch import Source, assess_html, load_cached, source_from_bytes, source_from_html, store_cached
 from side.sources.states import (
     PageSignals,
     SourceState,
     assess_error,
-    assess_html,
     assess_source,
     page_signals,
     word_count,

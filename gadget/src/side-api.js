@@ -6,8 +6,12 @@
  * - "liftwing": Side's verifier on Lift Wing (deploy/liftwing/README.md) through the API
  *   Gateway, one POST .../side-verifier:predict answered in the response. Since March 2026 the
  *   Content-Security-Policy of Wikimedia wikis lets a page connect to Wikimedia hosts only
- *   (T419234), so this is the default on a Wikimedia wiki. Its answer is turned into the
+ *   (T419234), so this is preferred on a Wikimedia wiki. Its answer is turned into the
  *   service's CHECK shape (checkFromLiftWing), so the panel renders one shape whichever answered.
+ *
+ * Both addresses come from the wiki's configuration page (MediaWiki:Gadget-side-config.json:
+ * apiUrl, liftwingUrl); there is no built-in one, so the gadget never asks a backend that nobody
+ * serves for that wiki. With neither configured, it asks nobody and says so.
  *
  * Every failure becomes one SideError with a `code` the hints panel has a calm message for:
  * "unreachable" (network down, refused, CORS), "csp" (the page's Content-Security-Policy
@@ -16,8 +20,6 @@
  */
 'use strict';
 
-/* The public Lift Wing endpoint of the verifier, through Wikimedia's API Gateway. */
-var LIFTWING_URL = 'https://api.wikimedia.org/service/lw/inference/v1/models/side-verifier:predict';
 /* Hosts under a Wikimedia Content-Security-Policy (the wikis and their sister projects). */
 var WIKIMEDIA_HOST = /(^|\.)(wikipedia|wikimedia|wikidata|wiktionary|wikibooks|wikinews|wikiquote|wikisource|wikiversity|wikivoyage|wikifunctions|mediawiki)\.org$/i;
 /* A language code as Lift Wing takes it (deploy/liftwing/side_verifier/request.py). */
@@ -268,7 +270,7 @@ function liftWingRequest( payload ) {
  * request, no polling.
  *
  * @param {Object} options
- * @param {string} [options.url] The predict endpoint (default: Lift Wing's public one)
+ * @param {string} options.url The predict endpoint (the configuration page's liftwingUrl)
  * @param {string} options.userAgent Sent as Api-User-Agent (browsers may not set User-Agent;
  *  Wikimedia's API Gateway asks clients to say who they are this way)
  * @param {Function} options.$ jQuery
@@ -279,7 +281,7 @@ function liftWingRequest( payload ) {
  */
 function createLiftWingClient( options ) {
 	var $ = options.$,
-		url = options.url || LIFTWING_URL,
+		url = options.url,
 		origin = originOf( url ),
 		settings = $.extend( {}, DEFAULTS, options ),
 		failed = failures( options, origin );
@@ -327,19 +329,24 @@ function isWikimediaServer( server ) {
 }
 
 /**
- * The backend to ask: config.backend "side" or "liftwing" as set; "auto" (the default) is
- * Lift Wing on a Wikimedia wiki, where nothing else may be reached, and the Side service
- * (config.apiUrl) elsewhere.
+ * The backend to ask, among those with an address (config.apiUrl for "side", config.liftwingUrl
+ * for "liftwing"): config.backend "side" or "liftwing" as set; "auto" (the default) prefers Lift
+ * Wing on a Wikimedia wiki, where nothing else may be reached, and the Side service elsewhere,
+ * and takes the other when only that one is configured.
  *
  * @param {Object} config side-config.json's keys
  * @param {string} server The wiki's wgServer
- * @return {string} "side" or "liftwing"
+ * @return {string} "side", "liftwing", or "" when the chosen backend has no address
  */
 function chooseBackend( config, server ) {
+	var configured = { side: !!config.apiUrl, liftwing: !!config.liftwingUrl },
+		order = isWikimediaServer( server ) ? [ 'liftwing', 'side' ] : [ 'side', 'liftwing' ];
 	if ( config.backend === 'side' || config.backend === 'liftwing' ) {
-		return config.backend;
+		order = [ config.backend ];
 	}
-	return isWikimediaServer( server ) ? 'liftwing' : 'side';
+	return order.filter( function ( name ) {
+		return configured[ name ];
+	} )[ 0 ] || '';
 }
 
 /**
@@ -348,21 +355,19 @@ function chooseBackend( config, server ) {
  * @param {Object} config apiUrl, backend, liftwingUrl, userAgent, timeoutMs, pollMs, maxWaitMs
  * @param {string} server The wiki's wgServer
  * @param {Object} deps $, document, setTimeout
- * @return {Object} Client with submit( payload ) and origin
+ * @return {Object|null} Client with submit( payload ) and origin; null when no backend is configured
  */
 function createBackendClient( config, server, deps ) {
-	var extend = deps.$.extend,
+	var extend = deps.$.extend, backend = chooseBackend( config, server ),
 		options = extend( {}, deps, { timeoutMs: config.timeoutMs, pollMs: config.pollMs,
 			maxWaitMs: config.maxWaitMs } );
-	if ( chooseBackend( config, server ) === 'liftwing' ) {
-		return createLiftWingClient( extend( options, { url: config.liftwingUrl || LIFTWING_URL,
-			userAgent: config.userAgent } ) );
+	if ( backend === 'liftwing' ) {
+		return createLiftWingClient( extend( options, { url: config.liftwingUrl, userAgent: config.userAgent } ) );
 	}
-	return createClient( extend( options, { baseUrl: config.apiUrl } ) );
+	return backend === 'side' ? createClient( extend( options, { baseUrl: config.apiUrl } ) ) : null;
 }
 
 module.exports = {
-	LIFTWING_URL: LIFTWING_URL,
 	createClient: createClient,
 	createLiftWingClient: createLiftWingClient,
 	createBackendClient: createBackendClient,

@@ -24,15 +24,63 @@ function isoDate( date ) {
 	return date.getUTCFullYear() + '-' + pad( date.getUTCMonth() + 1 ) + '-' + pad( date.getUTCDate() );
 }
 
-/* A template parameter value: "|" and "}}" would end it, brackets break CS1 titles. */
-function paramValue( value ) {
+/* What a value must not hold as it is (side/extract/citeweb.py escapes the same): "|" and "}}"
+ * would end the parameter or the template, "{{" and "[[" start markup, "<ref>"/"</ref>" would nest
+ * or close the reference, and three tildes are a signature on save (written
+ * "~{3}" here: a wiki signs that run on this page too). URLs are percent-encoded as CS1 asks. */
+var VALUE_ESCAPES = { '|': '{{!}}', '{': '&#123;', '}': '&#125;', '[': '&#91;', ']': '&#93;', '<': '&lt;',
+	'>': '&gt;' };
+var URL_ESCAPES = { ' ': '%20', '"': '%22', '\'': '%27', '<': '%3C', '>': '%3E', '[': '%5B', ']': '%5D',
+	'{': '%7B', '|': '%7C', '}': '%7D' };
+
+function escapeWith( value, pattern, table, tilde ) {
 	return String( value || '' ).replace( /\s+/g, ' ' ).trim()
-		.replace( /\}/g, '&#125;' ).replace( /\|/g, '{{!}}' )
-		.replace( /\[/g, '&#91;' ).replace( /\]/g, '&#93;' );
+		.replace( pattern, function ( c ) {
+			return table[ c ];
+		} )
+		.replace( /~{3,}/g, function ( run ) {
+			return run.replace( /~/g, tilde );
+		} );
+}
+
+/* Plain text as a template parameter value that wikitext reads back as that text. */
+function paramValue( value ) {
+	return escapeWith( value, /[|{}[\]<>]/g, VALUE_ESCAPES, '&#126;' );
+}
+
+/* A URL as a template parameter value. */
+function urlValue( value ) {
+	return escapeWith( value, /[ "'<>[\]{|}]/g, URL_ESCAPES, '%7E' );
 }
 
 /**
- * The {{cite web}} for a suggestion: the service's own when it sent one, else built here.
+ * Whether a citation is one {{cite web}} and nothing more: no second template after it, no tag,
+ * link or signature, so that inside <ref>...</ref> it stays one reference.
+ *
+ * @param {string} cite
+ * @return {boolean}
+ */
+function isOneCitation( cite ) {
+	var depth = 0, i, pair;
+	if ( !/^\{\{\s*cite web\s*\|/i.test( cite ) || /[<>]|\[\[|\]\]|~{3}/.test( cite ) ) {
+		return false;
+	}
+	for ( i = 0; i < cite.length - 1; i++ ) {
+		pair = cite.slice( i, i + 2 );
+		if ( pair === '{{' || pair === '}}' ) {
+			depth += pair === '{{' ? 1 : -1;
+			i++;
+			if ( depth === 0 && i !== cite.length - 1 ) {
+				return false;
+			}
+		}
+	}
+	return depth === 0;
+}
+
+/**
+ * The {{cite web}} for a suggestion: the service's own when it sent one that is a single
+ * citation, else built here.
  *
  * @param {Object} suggestion A suggestion from the API (url, title, cite)
  * @param {Date} [today]
@@ -40,10 +88,10 @@ function paramValue( value ) {
  */
 function citeWeb( suggestion, today ) {
 	var cite = String( suggestion.cite || '' ).trim();
-	if ( /^\{\{[\s\S]*\}\}$/.test( cite ) ) {
+	if ( isOneCitation( cite ) ) {
 		return cite;
 	}
-	return '{{cite web |url=' + paramValue( suggestion.url ) +
+	return '{{cite web |url=' + urlValue( suggestion.url ) +
 		( suggestion.title ? ' |title=' + paramValue( suggestion.title ) : '' ) +
 		' |access-date=' + isoDate( today || new Date() ) + '}}';
 }

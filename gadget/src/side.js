@@ -4,10 +4,12 @@
  * Starts in the source editor (hook "wikipage.editform", WikiEditor or plain textarea) and in
  * VisualEditor (hook "ve.activationComplete": the 2017 wikitext editor, side-editors.js, and
  * visual mode, side-visual.js), on wikitext pages
- * of the configured namespaces. Configuration: side-config.json (the wiki's copy), then
- * mw.config "wgSideApiUrl", then window.sideGadgetConfig (see gadget/README.md). Its "backend"
- * picks whom to ask (side-api.js chooseBackend): Lift Wing on a Wikimedia wiki, whose
- * Content-Security-Policy allows nothing else, the Side service (apiUrl) elsewhere.
+ * of the configured namespaces. Configuration: side-config.json (the wiki's copy,
+ * MediaWiki:Gadget-side-config.json), then mw.config "wgSideApiUrl", then
+ * window.sideGadgetConfig (see gadget/README.md). Its "backend" picks whom to ask among the
+ * backends it gives an address (side-api.js chooseBackend): Lift Wing on a Wikimedia wiki, whose
+ * Content-Security-Policy allows nothing else, the Side service (apiUrl) elsewhere. With no
+ * address at all the panel says that Side is not set up on this wiki, and nothing is sent.
  * Messages: side-messages.json holds every language's messages by code (built from i18n/ by
  * deploy.py); the user's language (wgUserLanguage) is shown, English where a message is missing.
  * Nothing here may break the editor: every callback runs guarded, errors are only logged.
@@ -63,10 +65,6 @@ function isSupportedPage( config ) {
  */
 function setup( editor, config ) {
 	var controller, panel, client;
-	client = api.createBackendClient( config, mw.config.get( 'wgServer' ), { $: $, document: document,
-		setTimeout: function ( fn, ms ) {
-			return setTimeout( guarded( fn ), ms );
-		} } );
 	panel = hints.createPanel( {
 		document: document,
 		msg: msg,
@@ -80,6 +78,16 @@ function setup( editor, config ) {
 			controller.show( key );
 		} )
 	} );
+	client = api.createBackendClient( config, mw.config.get( 'wgServer' ), { $: $, document: document,
+		setTimeout: function ( fn, ms ) {
+			return setTimeout( guarded( fn ), ms );
+		} } );
+	if ( !client ) {
+		// No backend on this wiki's configuration page: ask nobody, and say so in one line.
+		editor.mount( panel.element );
+		panel.notify( 'side-not-configured' );
+		return;
+	}
 	controller = controllers.createController( {
 		editor: editor, client: client, panel: panel, config: config, msg: msg,
 		consent: consent.createConsent( { user: mw.user, storage: mw.storage, api: function () {

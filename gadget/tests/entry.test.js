@@ -105,8 +105,22 @@ describe( 'side.js', () => {
 		expect( mw.log.error ).toHaveBeenCalledWith( expect.objectContaining( { message: 'boom' } ) );
 	} );
 
+	it( 'says in one line that no backend is configured, and asks nobody', () => {
+		const mw = loadGadget( { config: { apiUrl: '', liftwingUrl: '' } } );
+		let ready = null;
+		mw.hook( 'side.ready' ).add( ( controller ) => {
+			ready = controller;
+		} );
+		mw.hook( 'wikipage.editform' ).fire( $( '#editform' ) );
+		const panel = document.querySelector( '.side-panel' );
+		expect( panel.querySelector( '.side-panel__notice' ).textContent ).toBe(
+			'Side is not set up on this wiki: no backend address in MediaWiki:Gadget-side-config.json.' );
+		expect( panel.querySelector( '.side-consent-allow' ) ).toBeNull();
+		expect( ready ).toBeNull();
+	} );
+
 	it( 'inserts into the textarea through jquery.textSelection', () => {
-		const mw = loadGadget();
+		const mw = loadGadget( { config: { apiUrl: 'https://side.example.org' } } );
 		let controller;
 		mw.hook( 'side.ready' ).add( ( ready ) => {
 			controller = ready;

@@ -23,6 +23,29 @@ describe( 'citeWeb', () => {
 			'{{cite web |url=https://x.example.org/a |access-date=2026-11-22}}' );
 		expect( isoDate( new Date( Date.UTC( 2027, 0, 5 ) ) ) ).toBe( '2027-01-05' );
 	} );
+
+	it( 'escapes refs, links, templates and signatures in a title, and percent-encodes the URL', () => {
+		const hostile = { url: 'https://x.example.org/a|b c?d={{e}}&f=[g]<h>~~~~',
+			title: 'T</ref><ref>[[Page|x]] {{!}} {{cite news}} ~~~~' };
+		expect( citeWeb( hostile, TODAY ) ).toBe( '{{cite web ' +
+			'|url=https://x.example.org/a%7Cb%20c?d=%7B%7Be%7D%7D&f=%5Bg%5D%3Ch%3E%7E%7E%7E%7E ' +
+			'|title=T&lt;/ref&gt;&lt;ref&gt;&#91;&#91;Page{{!}}x&#93;&#93; &#123;&#123;!&#125;&#125; ' +
+			'&#123;&#123;cite news&#125;&#125; &#126;&#126;&#126;&#126; |access-date=2026-11-22}}' );
+	} );
+
+	it( 'rebuilds a service citation that is more than one {{cite web}}', () => {
+		const built = '{{cite web |url=https://x.example.org/a |title=T |access-date=2026-11-22}}';
+		[
+			'{{cite web |url=https://x.example.org/a}}</ref><ref>{{cite web |url=https://evil.example}}',
+			'{{cite web |url=https://x.example.org/a}} {{delete}}',
+			'{{cite web |url=https://x.example.org/a |title=[[Main Page]]}}',
+			'{{cite web |url=https://x.example.org/a |title=~~~~}}',
+			'{{cite web |url=https://x.example.org/a |title={{x}}',
+			'{{delete}}'
+		].forEach( ( cite ) => {
+			expect( citeWeb( { url: 'https://x.example.org/a', title: 'T', cite: cite }, TODAY ) ).toBe( built );
+		} );
+	} );
 } );
 
 describe( 'planInsertion', () => {

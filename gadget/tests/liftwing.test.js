@@ -142,25 +142,42 @@ describe( 'Lift Wing\'s answer in the hints panel', () => {
 } );
 
 describe( 'the backend a wiki gets', () => {
-	it( 'is Lift Wing on Wikimedia wikis and the Side service elsewhere, unless configured', () => {
-		const choose = ( server, backend = 'auto' ) => api.chooseBackend( { backend }, server );
+	const SIDE = 'https://side.toolforge.org';
+	const LIFTWING = 'https://api.wikimedia.org/service/lw/inference/v1/models/side-verifier:predict';
+
+	it( 'prefers Lift Wing on Wikimedia wikis and the Side service elsewhere, among those configured', () => {
+		const both = { backend: 'auto', apiUrl: SIDE, liftwingUrl: LIFTWING };
+		const choose = ( server, config = both ) => api.chooseBackend( config, server );
 		expect( [ '//en.wikipedia.org', 'https://meta.wikimedia.org', '//www.wikidata.org', '//de.wiktionary.org',
 			'https://www.mediawiki.org' ].map( ( s ) => choose( s ) ) ).toEqual( Array( 5 ).fill( 'liftwing' ) );
 		expect( [ 'http://127.0.0.1:8080', 'https://wiki.example.org', '//evilwikipedia.org',
 			'https://en.wikipedia.org.example.com', '' ].map( ( s ) => choose( s ) ) ).toEqual( Array( 5 ).fill( 'side' ) );
-		expect( choose( '//en.wikipedia.org', 'side' ) ).toBe( 'side' );
-		expect( choose( 'http://127.0.0.1:8080', 'liftwing' ) ).toBe( 'liftwing' );
+		expect( choose( '//en.wikipedia.org', Object.assign( {}, both, { backend: 'side' } ) ) ).toBe( 'side' );
+		expect( choose( 'http://127.0.0.1:8080', Object.assign( {}, both, { backend: 'liftwing' } ) ) ).toBe( 'liftwing' );
+		// Only one configured: that one, wherever the wiki is.
+		expect( choose( '//en.wikipedia.org', { backend: 'auto', apiUrl: SIDE } ) ).toBe( 'side' );
+		expect( choose( 'https://wiki.example.org', { backend: 'auto', liftwingUrl: LIFTWING } ) ).toBe( 'liftwing' );
 	} );
 
-	it( 'is asked at the configured address: Lift Wing\'s public endpoint by default', () => {
+	it( 'is none when the configuration gives the chosen backend no address', () => {
 		const deps = { $, document };
-		const onWiki = api.createBackendClient( { backend: 'auto', apiUrl: 'https://side.toolforge.org' },
-			'//en.wikipedia.org', deps );
-		expect( onWiki.origin ).toBe( 'https://api.wikimedia.org' );
-		expect( api.LIFTWING_URL ).toBe( 'https://api.wikimedia.org/service/lw/inference/v1/models/side-verifier:predict' );
-		const elsewhere = api.createBackendClient( { backend: 'auto', apiUrl: 'https://side.toolforge.org' },
-			'https://wiki.example.org', deps );
-		expect( elsewhere.origin ).toBe( 'https://side.toolforge.org' );
+		const shipped = require( '../src/side-config.json' );
+		expect( shipped.apiUrl ).toBe( '' );
+		expect( shipped.liftwingUrl ).toBe( '' );
+		[ '//en.wikipedia.org', 'https://wiki.example.org' ].forEach( ( server ) => {
+			expect( api.chooseBackend( shipped, server ) ).toBe( '' );
+			expect( api.createBackendClient( shipped, server, deps ) ).toBeNull();
+		} );
+		expect( api.chooseBackend( { backend: 'liftwing', apiUrl: SIDE }, '//en.wikipedia.org' ) ).toBe( '' );
+		expect( api.chooseBackend( { backend: 'side', liftwingUrl: LIFTWING }, 'https://wiki.example.org' ) ).toBe( '' );
+	} );
+
+	it( 'is asked at the configured address', () => {
+		const deps = { $, document };
+		const config = { backend: 'auto', apiUrl: SIDE, liftwingUrl: LIFTWING };
+		expect( api.createBackendClient( config, '//en.wikipedia.org', deps ).origin ).toBe( 'https://api.wikimedia.org' );
+		const elsewhere = api.createBackendClient( config, 'https://wiki.example.org', deps );
+		expect( elsewhere.origin ).toBe( SIDE );
 		expect( typeof elsewhere.get ).toBe( 'function' );
 	} );
 } );

@@ -263,7 +263,7 @@ describe( 'side.js in visual mode', () => {
 		// eslint-disable-next-line no-jquery/variable-pattern -- the jQuery global itself
 		global.$ = $;
 		window.ve = Object.assign( { init: { target: { getSurface: () => surface } } }, VE );
-		window.sideGadgetConfig = {};
+		window.sideGadgetConfig = { apiUrl: 'https://side.example.org' };
 		jest.isolateModules( () => {
 			require( '../src/side.js' );
 		} );

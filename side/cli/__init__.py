@@ -66,8 +66,11 @@ def _plugins() -> list:
     that cannot load is logged and left out, so a broken plugin never breaks the core commands."""
     from importlib.metadata import entry_points
 
-    found = []
+    found, names = [], set()
     for point in sorted(entry_points(group="side.commands"), key=lambda p: p.name):
+        if point.name in names:  # the same plugin seen twice (two installs of one project)
+            continue
+        names.add(point.name)
         try:
             found.append(point.load())
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import leaves it out
@@ -110,6 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         from side.cli.terminal import printable
 
         print(printable(f"side: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    except ImportError as exc:  # a plugin command (side feedback, --from-store) without its extra
+        from side.extras import missing_extra_error
+
+        error = missing_extra_error(exc)
+        if error is None:
+            raise
+        print(f"side: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("side: interrupted", file=sys.stderr)

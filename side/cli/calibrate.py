@@ -19,6 +19,7 @@ from typing import Any
 
 from side.config import Config
 from side.errors import InputError
+from side.extras import install_command
 
 __all__ = ["register", "add_arguments", "calibrate_file", "run_calibrate"]
 
@@ -125,8 +126,8 @@ def review_exporter() -> Any:
 
     points = [p for p in entry_points(group="side.review_exports") if p.name == "store"]
     if not points:
-        raise InputError("--from-store needs the results store (the service package): install Side with "
-                         "pip install -e '.[service]', or export the reviews and use --from FILE")
+        raise InputError("--from-store needs the results store (the service package): "
+                         f"{install_command('service')}, or export the reviews and use --from FILE")
     return points[0].load()
 
 

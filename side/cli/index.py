@@ -67,7 +67,7 @@ def milvus_settings(args: argparse.Namespace, config: Config) -> MilvusSettings 
 
 def open_retriever(args: argparse.Namespace, config: Config, index_dir: Path) -> Retriever:
     """The index of ``index_dir`` in the chosen backend, with the configured retrieval settings."""
-    from side.retrieval.retriever import load_retriever
+    from side.retrieval.backends import load_retriever
 
     settings = config.retrieval
     return load_retriever(index_dir, backend_of(args, config), milvus_settings(args, config),
@@ -158,9 +158,9 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
 
 
 def run_build(args: argparse.Namespace, config: Config) -> int:
+    from side.retrieval.backends import build_retriever
     from side.retrieval.corpus import build_corpus
     from side.retrieval.encoder import shared_encoder
-    from side.retrieval.retriever import build_retriever
     from side.threads import apply_inference_threads
 
     if args.dry_run:

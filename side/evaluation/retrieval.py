@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from side.data import load_scifact_claims, load_wice, read_jsonl
 from side.extract.claims import CIT, SEP
+from side.retrieval.backends import build_retriever
 from side.retrieval.corpus import (
     WICE_META_PREFIX,
     Document,
@@ -45,7 +46,7 @@ from side.retrieval.corpus import (
 )
 from side.retrieval.dense import DenseIndex, embed_cached
 from side.retrieval.fusion import fuse, single
-from side.retrieval.retriever import Retriever, build_retriever
+from side.retrieval.retriever import Retriever
 from side.retrieval.sparse import SparseIndex
 
 __all__ = [

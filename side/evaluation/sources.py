@@ -200,7 +200,7 @@ def _score(outcomes: list[PageOutcome]) -> tuple[list[StateScore], Confusion]:
 
 def evaluate_sources(data_dir: Path, labels_path: Path = LABELS_FILE, limit: int | None = None) -> SourcesReport:
     """Assess every labelled page under ``data_dir`` (the first ``limit``) as the fetcher would."""
-    from side.sources.states import assess_html
+    from side.sources.fetch import assess_html
 
     root = Path(data_dir) / WEB_HTML_SUBDIR
     if not root.is_dir():

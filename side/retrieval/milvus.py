@@ -110,7 +110,7 @@ def _pymilvus() -> Any:
     try:
         import pymilvus
     except ImportError:
-        raise ConfigError("the milvus backend needs pymilvus: pip install 'side[milvus]'") from None
+        raise ConfigError("the milvus backend needs pymilvus: pip install 'side-citations[milvus]'") from None
     return pymilvus
 
 

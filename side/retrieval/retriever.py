@@ -24,9 +24,9 @@ encoder that embedded it: loading it with another encoder is refused).
 
 Backends. That is the ``embedded`` backend. The ``milvus`` one (:mod:`side.retrieval.milvus`)
 keeps the same corpus and embedding cache in the directory but indexes and searches the
-passages in a Milvus collection; :func:`load_retriever` and :func:`build_retriever` choose by
-``retrieval.backend``, and both give a :class:`Retriever`, so the pipeline, ``side search`` and
-the evaluation do not care which.
+passages in a Milvus collection; :mod:`side.retrieval.backends` chooses by ``retrieval.backend``,
+and both give a :class:`Retriever`, so the pipeline, ``side search`` and the evaluation do not
+care which. This module never imports a backend.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from side.errors import ConfigError, IndexNotFoundError, InputError
+from side.errors import IndexNotFoundError, InputError
 from side.retrieval.corpus import Corpus, Passage
 from side.retrieval.dense import DenseIndex, check_encoder, embed_passages, name_of
 from side.retrieval.encoder import DEFAULT_ENCODER
@@ -47,8 +47,8 @@ from side.retrieval.fusion import FUSIONS, DocumentHit, Hit, Ranked, fuse, group
 from side.retrieval.sparse import SparseIndex
 
 __all__ = [
-    "BACKENDS", "DENSE_FILE", "INDEX_FILE", "INDEX_FORMAT", "MODES", "SPARSE_DIR", "Retriever", "build_index",
-    "build_retriever", "corpus_ref", "load_retriever", "read_index_meta",
+    "DENSE_FILE", "INDEX_FILE", "INDEX_FORMAT", "MODES", "SPARSE_DIR", "Retriever", "build_index", "corpus_ref",
+    "read_index_meta",
 ]
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,6 @@ INDEX_FILE = "index.json"
 SPARSE_DIR = "sparse"
 DENSE_FILE = "dense.faiss"
 MODES = ("sparse", "dense", "hybrid")
-#: Where an index lives: files beside the corpus (bm25s + faiss), or a Milvus collection.
-BACKENDS = ("embedded", "milvus")
 
 class Retriever:
     """Sparse, dense or hybrid passage retrieval over one corpus, results grouped by document."""
@@ -142,42 +140,6 @@ class Retriever:
                mode: str = "hybrid", fusion: str | None = None) -> list[DocumentHit]:
         """Top ``k`` documents for one claim (Side's two queries; the dense one defaults to the sparse)."""
         return self.search_batch([sparse_query], [dense_query or sparse_query], k, mode, fusion)[0]
-
-
-def _check_backend(backend: str, milvus: Any) -> None:
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown retrieval backend {backend!r} ({', '.join(BACKENDS)})")
-    if backend == "milvus" and milvus is None:
-        raise ConfigError("the milvus backend needs Milvus settings (a URI and a collection)")
-
-
-def load_retriever(index_dir: str | Path, backend: str = "embedded", milvus: Any = None, encoder: Any = None,
-                   encoder_model: str | None = None, bm25_max_postings: int = 0, **settings: Any) -> Retriever:
-    """The index of ``index_dir`` in ``backend``; ``milvus`` is a MilvusSettings for that backend.
-    ``encoder_model`` (``encoder.model``) must name the encoder that built it (ConfigError otherwise).
-    ``bm25_max_postings`` prunes the embedded backend's BM25 lists (Milvus runs its own BM25).
-
-    Only the milvus backend imports pymilvus, so the embedded one works without it installed.
-    """
-    _check_backend(backend, milvus)
-    if backend == "embedded":
-        return Retriever.load(index_dir, encoder, encoder_model=encoder_model,
-                              bm25_max_postings=bm25_max_postings, **settings)
-    from side.retrieval.milvus import MilvusRetriever
-
-    return MilvusRetriever.load(index_dir, encoder, milvus=milvus, encoder_model=encoder_model, **settings)
-
-
-def build_retriever(corpus: Corpus, directory: str | Path, backend: str = "embedded", milvus: Any = None,
-                    encoder: Any = None, faiss_index: str = "flat", stemmer: str = "auto",
-                    progress: bool = True) -> Retriever:
-    """Index ``corpus`` in ``backend`` (see :func:`build_index` and ``side.retrieval.milvus``)."""
-    _check_backend(backend, milvus)
-    if backend == "embedded":
-        return build_index(corpus, directory, encoder, faiss_index, stemmer, progress)
-    from side.retrieval.milvus import build_milvus_index
-
-    return build_milvus_index(corpus, directory, milvus, encoder, stemmer, progress)
 
 
 def read_index_meta(index_dir: str | Path) -> dict[str, Any]:

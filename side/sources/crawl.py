@@ -6,7 +6,8 @@ practical if an interrupted run need not start over:
 
 * **robots.txt** of every origin is read once per run (through the same guarded fetcher as any
   page) and honoured for ``fetch.user_agent``, ``Crawl-delay`` included (up to
-  :data:`MAX_CRAWL_DELAY_S`). As RFC 9309 says, a robots.txt that is missing (4xx) allows
+  :data:`MAX_CRAWL_DELAY_S`). Protego reads it as RFC 9309 says: ``*`` and ``$`` in paths, the
+  longest match deciding between Allow and Disallow. A robots.txt that is missing (4xx) allows
   everything, and one that cannot be read (5xx, no answer) forbids everything: those URLs are
   tried again by the next run.
 * **one host at a time**: :class:`HostPacer` keeps ``crawl.host_interval_s`` seconds between
@@ -38,7 +39,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
+
+from protego import Protego
 
 from side.config import CrawlConfig, FetchConfig
 from side.errors import SourceFetchError
@@ -48,7 +50,7 @@ from side.sources.states import assess_error, assess_source
 
 __all__ = [
     "MAX_CRAWL_DELAY_S", "CrawlStatus", "CrawledPage", "Outcome", "CrawlReport", "HostPacer", "RobotsRules",
-    "RobotsCache", "CrawlState", "visit", "crawl",
+    "product_token", "RobotsCache", "CrawlState", "visit", "crawl",
 ]
 
 log = logging.getLogger(__name__)
@@ -147,11 +149,18 @@ class HostPacer:
 class RobotsRules:
     """One origin's robots.txt: its parsed rules, or why it could not be read (then nothing is allowed)."""
 
-    parser: RobotFileParser | None
+    parser: Protego | None
     error: str = ""
 
     def allows(self, user_agent: str, url: str) -> bool:
-        return self.parser is not None and self.parser.can_fetch(user_agent, url)
+        """Whether the group of ``user_agent``'s product token (``SideBot`` of ``SideBot/0.1 (...)``,
+        matched case-insensitively as RFC 9309 says) allows ``url``."""
+        return self.parser is not None and self.parser.can_fetch(url, product_token(user_agent))
+
+
+def product_token(user_agent: str) -> str:
+    """The product token robots.txt groups name: ``SideBot`` of ``SideBot/0.1 (citation verification)``."""
+    return user_agent.split("/")[0].strip()
 
 
 class RobotsCache:
@@ -173,18 +182,16 @@ class RobotsCache:
             return self._rules[origin]
 
     def _read(self, origin: str) -> RobotsRules:
-        parser = RobotFileParser(origin + "/robots.txt")
         self.pacer.wait(_host(origin))
         try:
             body = download(origin + "/robots.txt", self.config, types=None).data
         except SourceFetchError as exc:
             if exc.status is not None and 400 <= exc.status < 500 and exc.status != 429:
-                parser.parse([])  # no robots.txt: everything is allowed
-                return RobotsRules(parser)
+                return RobotsRules(Protego.parse(""))  # no robots.txt: everything is allowed
             log.info("robots.txt of %s could not be read: %s", origin, exc)
             return RobotsRules(None, " ".join(str(exc).split())[:200])
-        parser.parse(body.decode("utf-8", errors="replace").splitlines())
-        delay = parser.crawl_delay(self.config.user_agent)
+        parser = Protego.parse(body.decode("utf-8", errors="replace"))
+        delay = parser.crawl_delay(product_token(self.config.user_agent))
         if delay:
             self.pacer.slow_down(_host(origin), min(float(delay), MAX_CRAWL_DELAY_S))
         return RobotsRules(parser)

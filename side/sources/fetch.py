@@ -24,8 +24,7 @@ import logging
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -34,7 +33,8 @@ from side.config import FetchConfig
 from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
-from side.sources.states import PageSignals, assess_source, page_signals
+from side.sources.source import Source
+from side.sources.states import Assessment, assess_error, assess_source, page_signals
 from side.text import normalize_space, split_sentences
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "MAX_PDF_PAGES", "PDF_TIME_BUDGET_S", "PDF_LIMITS", "MAX_HTML_ELEMENTS", "MAX_HTML_TEXT_CHARS",
     "MAX_TEXT_CHARS", "MAX_SENTENCES", "HTML_EXTRACTION_MODE", "Source", "extract_html",
     "source_from_html", "source_from_text", "source_from_pdf", "source_from_bytes", "cache_path",
-    "load_cached", "store_cached", "Download", "download", "fetch_source",
+    "load_cached", "store_cached", "Download", "download", "fetch_source", "assess_html",
 ]
 
 log = logging.getLogger(__name__)
@@ -100,47 +100,6 @@ MAX_SENTENCES = 4_000
 HTML_EXTRACTION_MODE = "precision"
 
 _CHUNK = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Source:
-    """A cited document as Side uses it: where it came from and its text in sentences."""
-
-    url: str
-    final_url: str
-    title: str
-    date: str
-    text: str
-    content_type: str
-    sentences: tuple[str, ...] = ()
-    fetched_at: str = field(default_factory=lambda: _now())
-    #: What the HTML said beyond its text (title, noscript, markers...), for telling a paywall,
-    #: wall or shell from the source (:mod:`side.sources.states`); None for other content.
-    page: PageSignals | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["sentences"] = list(self.sentences)
-        out["page"] = self.page.to_dict() if self.page is not None else None
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Source:
-        return cls(
-            url=str(data["url"]),
-            final_url=str(data.get("final_url") or data["url"]),
-            title=str(data.get("title") or ""),
-            date=str(data.get("date") or ""),
-            text=str(data.get("text") or ""),
-            content_type=str(data.get("content_type") or ""),
-            sentences=tuple(str(s) for s in data.get("sentences") or ()),
-            fetched_at=str(data.get("fetched_at") or ""),
-            page=PageSignals.from_dict(data.get("page")),
-        )
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 # --- building a Source from content ---------------------------------------------------------
@@ -598,3 +557,22 @@ def fetch_source(url: str, config: FetchConfig | None = None, cache_dir: Path | 
     source = source_from_bytes(data, url, final_url, media, charset)
     store_cached(cache_dir, source)
     return source
+
+
+def assess_html(html: str | bytes, url: str) -> tuple[Source | None, Assessment]:
+    """The Source Side would read from ``html`` and its assessment, as the fetcher would make them.
+
+    A page the extractor finds no text in is assessed as an empty source (a JavaScript shell or
+    a stub, usually); one it cannot parse at all is a ``fetch_error``. For evaluations and tests
+    that hold pages rather than URLs.
+    """
+    try:
+        source = source_from_html(html, url)
+    except UnreadableContentError as exc:
+        return None, assess_error(exc)
+    except UnsupportedContentError:  # no text extracted: judge the page by its markup
+        empty = Source(url=url, final_url=url, title="", date="", text="", content_type="text/html")
+        return empty, assess_source(empty, html)
+    except SourceFetchError as exc:
+        return None, assess_error(exc)
+    return source, assess_source(source)

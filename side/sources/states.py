@@ -35,20 +35,19 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from side.sources.fetch import Source
+from side.sources.source import PageSignals, Source
 
 __all__ = [
     "SourceState", "Assessment", "REASONS", "WallRule", "WALLS", "MARKERS", "JS_PHRASES", "APP_ROOT_IDS",
     "READABLE_LANGUAGES", "MIN_WORDS", "JS_SHELL_MAX_WORDS", "MIN_TEMPLATES", "SHARE_MAX_WORDS", "WALL_SHARE",
     "LANGUAGE_CONFIDENCE", "MIN_ENGLISH_SHARE", "WEAK_LANGUAGE_CONFIDENCE", "NO_ENGLISH_SHARE",
     "MAX_SIGNAL_CHARS", "MAX_REFRESH_DELAY_S", "PageSignals", "page_signals", "word_count", "english_share",
-    "detect_language", "assess_source", "assess_html", "assess_error",
+    "detect_language", "assess_source", "assess_error",
 ]
 
 log = logging.getLogger(__name__)
@@ -420,53 +419,6 @@ def detect_language(text: str) -> tuple[str, float]:
 # --- what the HTML says ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PageSignals:
-    """What the markup says about a page, beyond its extracted text; small enough to cache.
-
-    Computed once by :func:`page_signals` when the page is fetched and kept on the Source, so a
-    cached source is assessed exactly as a fresh one.
-    """
-
-    #: The ``<title>``.
-    title: str = ""
-    #: Words of the visible text (scripts, styles, ``<noscript>`` and templates left out).
-    visible_words: int = 0
-    #: Text of the ``<noscript>`` elements.
-    noscript: str = ""
-    #: The id of an empty single-page-app mount point (:data:`APP_ROOT_IDS`), or "".
-    empty_root: str = ""
-    #: Where a ``<meta http-equiv="refresh">`` forwards to within :data:`MAX_REFRESH_DELAY_S`, or "".
-    refresh: str = ""
-    #: Names of the :data:`MARKERS` found in the markup.
-    markers: tuple[str, ...] = ()
-    #: Wall and JavaScript phrases found in the visible text.
-    phrases: tuple[str, ...] = ()
-    #: Unrendered template expressions (``{{ user.name }}``) in the visible text: a client-side
-    #: template (AngularJS, Vue, Handlebars) that only JavaScript fills in.
-    templates: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["markers"], out["phrases"] = list(self.markers), list(self.phrases)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PageSignals | None:
-        """The inverse of :meth:`to_dict`; None for anything that is not one (an old cache entry)."""
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(title=str(data.get("title") or ""), visible_words=int(data.get("visible_words") or 0),
-                       noscript=str(data.get("noscript") or ""), empty_root=str(data.get("empty_root") or ""),
-                       refresh=str(data.get("refresh") or ""),
-                       markers=tuple(str(m) for m in data.get("markers") or ()),
-                       phrases=tuple(str(p) for p in data.get("phrases") or ()),
-                       templates=int(data.get("templates") or 0))
-        except (TypeError, ValueError):
-            return None
-
-
 _TEMPLATE = re.compile(r"\{\{[^{}]{1,200}\}\}")
 _REFRESH = re.compile(r"^\s*(\d+(?:\.\d*)?)?\s*[;,]?\s*(?:url\s*=\s*)?['\"]?([^'\"\s>]*)", re.IGNORECASE)
 #: A meta refresh within this many seconds forwards the reader; a later one reloads a live page.
@@ -680,26 +632,3 @@ def assess_error(error: BaseException) -> Assessment:
     """The assessment of a source that could not be fetched or read at all."""
     message = " ".join(str(error).split())[:200]
     return _found(SourceState.FETCH_ERROR, message or type(error).__name__)
-
-
-def assess_html(html: str | bytes, url: str) -> tuple[Source | None, Assessment]:
-    """The Source Side would read from ``html`` and its assessment, as the fetcher would make them.
-
-    A page the extractor finds no text in is assessed as an empty source (a JavaScript shell or
-    a stub, usually); one it cannot parse at all is a ``fetch_error``. For evaluations and tests
-    that hold pages rather than URLs.
-    """
-    from side.errors import SourceFetchError, UnreadableContentError, UnsupportedContentError
-    from side.sources.fetch import Source, source_from_html
-
-    try:
-        source = source_from_html(html, url)
-    except UnreadableContentError as exc:
-        return None, assess_error(exc)
-    except UnsupportedContentError:  # no text extracted: judge the page by its markup
-        empty = Source(url=url, final_url=url, title="", date="", text="", content_type="text/html")
-        return empty, assess_source(empty, html)
-    except SourceFetchError as exc:
-        return None, assess_error(exc)
-    return source, assess_source(source)
-
