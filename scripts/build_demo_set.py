@@ -19,6 +19,7 @@ from pathlib import Path
 from side.config import load_config
 from side.data import load_scifact_claims, load_scifact_corpus
 from side.demo import DEMO_ARTICLE, DEMO_SOURCES
+from side.errors import SideError
 from side.pipeline import cite_web
 
 #: (section, SciFact dev claim id, the doc id the article cites for it).
@@ -44,8 +45,11 @@ def url_of(doc_id: str) -> str:
 
 def main() -> None:
     scifact = Path(load_config().data_dir) / "scifact"
-    corpus = load_scifact_corpus(scifact / "corpus.jsonl")
-    claims = {c.id: c for c in load_scifact_claims(scifact / "claims_dev.jsonl")}
+    try:
+        corpus = load_scifact_corpus(scifact / "corpus.jsonl")
+        claims = {c.id: c for c in load_scifact_claims(scifact / "claims_dev.jsonl")}
+    except SideError as exc:
+        raise SystemExit(f"build_demo_set: {exc}") from exc
     wanted: dict[str, None] = {}
     for _, claim_id, doc_id in ARTICLE:
         wanted |= dict.fromkeys([doc_id, *claims[claim_id].cited_doc_ids, *claims[claim_id].evidence])
