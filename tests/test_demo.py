@@ -1,13 +1,14 @@
-"""The demo article: real WiCE claims citing the pages the demo index holds, readable offline."""
+"""The demo: the shipped demo set and its article, and the WiCE demo article of the shared data."""
 
 from __future__ import annotations
 
 import json
 
+import mwparserfromhell
 import pytest
 
 from side.cli import main
-from side.demo import DEFAULT_TITLE, demo_article, wice_claims
+from side.demo import DEFAULT_TITLE, DEMO_ARTICLE, demo_article, demo_documents, wice_claims
 from side.errors import InputError
 from side.extract.wikitext import extract_claims
 from side.retrieval.corpus import build_corpus, documents_from_wice
@@ -94,3 +95,35 @@ def test_side_check_reads_every_source_of_the_real_demo_article_from_the_index(t
     assert levels == {level: sum(c["level"] == level for c in report["results"]) for level in levels}
     assert {c["source_status"] for c in report["results"]} == {"corpus"}
     assert all(c["verdict"] and c["verdict"]["evidence"] for c in report["results"])
+
+
+def test_every_citation_of_the_shipped_article_is_a_shipped_source():
+    """Offline, the demo article's sources are all read from the demo index, none is "cannot check"."""
+    urls = {d.url for d in demo_documents()}
+    claims = extract_claims(DEMO_ARTICLE.read_text(encoding="utf-8"), "Scientific claims")
+    assert claims and {c.citation.url for c in claims} <= urls
+
+
+def test_demo_without_shared_data_flags_a_citation_and_suggests_a_pasteable_cite(tmp_path, monkeypatch, capsys):
+    """scripts/demo.sh's path where no shared data exists: the shipped set alone gives a flagged
+    citation with its evidence, and a better source from the index as one {{cite web}}."""
+    monkeypatch.setenv("SIDE_DATA_DIR", str(tmp_path / "missing"))
+    index = tmp_path / "index"
+    assert main(["index", "build", "--demo", "--out", str(index)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(DEMO_ARTICLE), "--index", str(index), "--offline", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert {r["source_status"] for r in results} == {"corpus"}
+    flagged = [r for r in results if r["flagged"]]
+    assert flagged and all(r["verdict"]["evidence"] for r in flagged)
+    suggested = [r for r in flagged if r["suggestions"]]
+    assert suggested
+    shipped = {d.url for d in demo_documents()}
+    for result in suggested:
+        suggestion = result["suggestions"][0]
+        assert suggestion["url"] in shipped and suggestion["url"] != result["claim"]["citation"]["url"]
+        assert suggestion["evidence"]["text"]
+        templates = mwparserfromhell.parse(suggestion["cite"]).filter_templates(recursive=True)
+        assert len(templates) == 1 and str(templates[0]) == suggestion["cite"]
+        assert templates[0].name.strip().lower() == "cite web"
+        assert str(templates[0].get("url").value).strip() == suggestion["url"]

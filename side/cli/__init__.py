@@ -26,10 +26,11 @@ Side finds Wikipedia citations that probably do not support their claim, and sug
 better source from an evidence corpus.
 
 Typical first steps:
-  side index build --demo        build the demo evidence index
+  side index build --demo        build the demo evidence index (shipped with Side)
   side verify ARTICLE.wikitext   score every citation of an article
   side index demo-article --out var/demo/Starbucks.wikitext
-                                 an article whose cited pages the demo index holds
+                                 an article of WiCE claims (shared data) whose cited pages
+                                 `side index build --demo --dataset wice` indexes
   side lead ARTICLE.wikitext     check the lead's uncited sentences against the article's body
   side source URL                show the text Side reads from a cited source
   side search "query"            look something up in the evidence index

@@ -3,10 +3,11 @@
 ``side index stats`` says how big the corpus is and how it grows (documents added per day by
 fetch time, as sources read by checks join it: :mod:`side.retrieval.ingest`) and from where.
 
-``side index build --demo`` indexes the WiCE cited pages and the saved English news pages of
-the shared web fixtures, enough to try Side's suggestions offline. Passages of the demo do not overlap
-(stride = passage length): embedding is the whole cost on a CPU, and halving the passages
-keeps the demo build within a few minutes on two cores. For the same reason each demo page is
+``side index build --demo`` indexes the demo set shipped with Side (:mod:`side.demo`: SciFact
+abstracts, no shared data needed), enough to see verdicts, evidence and suggestions offline on
+the demo article. ``--demo --dataset wice`` adds the WiCE cited pages of the shared data, which
+``side index demo-article`` cites. Passages of a demo build do not overlap (stride = passage
+length): embedding is the whole cost on a CPU. For the same reason each page of a demo build is
 cut to its first ``DEMO_MAX_WORDS`` words (``--max-words`` changes it; 0 keeps whole pages).
 """
 
@@ -26,7 +27,7 @@ from side.config import Config
 from side.errors import InputError
 
 __all__ = [
-    "DATASETS", "DEMO_MAX_WORDS", "DEMO_WEB_PAGES", "add_backend_argument", "register", "run_build",
+    "DATASETS", "DEMO_MAX_WORDS", "add_backend_argument", "register", "run_build",
     "truncate_document", "run_demo_article", "run_info", "run_stats", "run_search", "open_retriever", "milvus_settings",
 ]
 
@@ -42,9 +43,6 @@ DATASETS = ("wice", "scifact", "web_html")
 
 #: Words kept of each page by ``--demo``: the demo shows the workflow, not full-page recall.
 DEMO_MAX_WORDS = 300
-
-#: The English news pages of the web fixtures (the other folder is mostly German and French).
-DEMO_WEB_PAGES = "article_extraction_benchmark"
 
 
 def add_backend_argument(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="JSONL documents with url, title, text (repeatable)")
     build.add_argument("--dataset", action="extend", nargs="+", default=[], choices=DATASETS,
                        help="a shared dataset's documents (repeatable)")
-    build.add_argument("--demo", action="store_true", help="WiCE cited pages + saved web pages")
+    build.add_argument("--demo", action="store_true", help="the demo set shipped with Side (SciFact abstracts; "
+                       "no shared data needed)")
     build.add_argument("--dump", type=Path, metavar="FILE", help="MediaWiki XML dump (.xml or .xml.bz2): fetch "
                        "and index every source its articles cite (robots.txt, crawl.* settings; resumable)")
     build.add_argument("--limit", type=int, help="with --dump: fetch at most N sources in this run")
@@ -113,8 +112,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo = commands.add_parser(
         "demo-article", help="write a demo article of real WiCE claims citing pages of the demo index",
         description="Write wikitext made of one article's real WiCE dev claims, each cited with the "
-        "page WiCE pairs it with, under the wice:<id> URL that `side index build --demo` gives that "
-        "page. Offline, `side verify` cannot fetch a real article's sources; on this article it reads "
+        "page WiCE pairs it with, under the wice:<id> URL that `side index build --demo --dataset wice` "
+        "gives that page. Offline, `side verify` cannot fetch a real article's sources; on this article it reads "
         "them from the index, so the verdicts, evidence and suggestions show.")
     demo.add_argument("--title", default=None, help="WiCE article title (default: Starbucks, whose three "
                       "claims are supported, partially supported and not supported)")
@@ -137,15 +136,16 @@ def _documents(args: argparse.Namespace, config: Config) -> Iterator:
     from side.retrieval import corpus
 
     data = Path(config.data_dir)
-    datasets = list(args.dataset) + (["wice"] if args.demo else [])
     sources = [corpus.documents_from_jsonl(p) for p in args.jsonl]
     if args.dump is not None:
         from side.retrieval.dump import dump_documents
 
         sources.append(iter(dump_documents(args.dump, config, limit=args.limit)))
-    if args.demo and "web_html" not in datasets:
-        sources.append(corpus.documents_from_web_html(data / "fixtures" / "web_html" / DEMO_WEB_PAGES))
-    for name in dict.fromkeys(datasets):
+    if args.demo:
+        from side.demo import demo_documents
+
+        sources.append(demo_documents())
+    for name in dict.fromkeys(args.dataset):
         if name == "wice":
             sources.append(corpus.documents_from_wice(data / "wice" / "claim_dev.jsonl"))
         elif name == "scifact":
