@@ -17,12 +17,17 @@ finds the pages of an earlier one in a process's sentence-embedding cache (which
 cache hits, not verification); both paths get the same claims within a run. Reported: each
 path's citations per minute over all ``--repeat`` runs, with the ratio.
 
+``--split N`` adds, beside them in the same runs, the split deployment: the same Redis queue
+served by N ``side-worker --role reader`` processes (no model) that hand prepared checks to one
+``side-worker --role judge`` (the models, judging many checks per pass) on each device.
+
 On a GPU host, ``--worker-device cpu --worker-device cuda --no-in-process`` measures the same
 worker on each device instead: one Redis and one ``side-worker`` per device
 (``SIDE_VERIFIER_DEVICE``), the first device named being the peer the others are compared with.
 
     .venv/bin/python benchmarks/worker.py [--citations 60] [--per-check 10] [--threads 2] [--repeat 2]
     python benchmarks/worker.py --worker-device cpu --worker-device cuda --no-in-process --threads 16
+    python benchmarks/worker.py --worker-device cuda --split 8 --threads 16   # readers + a GPU judge
 """
 
 from __future__ import annotations
@@ -120,8 +125,9 @@ def run_in_process(pipeline, checks: list[list[Claim]]) -> float:
     return time.perf_counter() - started
 
 
-def start_stack(threads: int, workers: int, folder: Path, device: str = "auto"):
-    """Redis (own port, AOF) and ``workers`` side-worker processes on ``device``, ready to take jobs."""
+def start_stack(threads: int, workers: int, folder: Path, device: str = "auto", readers: int = 0):
+    """Redis (own port, AOF) and ``workers`` side-worker processes on ``device``, ready to take jobs;
+    with ``readers``, that many ``--role reader`` workers and one ``--role judge`` instead."""
     import socket
 
     from side.config import ServiceConfig
@@ -135,14 +141,24 @@ def start_stack(threads: int, workers: int, folder: Path, device: str = "auto"):
                            database_url=f"sqlite:///{folder / 'side.sqlite3'}")
     env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "SIDE_VAR_DIR": str(folder / "var"),
            "SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_VERIFIER_DEVICE": device}
+    role = ["--role", "reader"] if readers else []
     stack = Stack(redis_url=config.redis_url, database_url=config.database_url, log_dir=folder / "log",
-                  redis_dir=folder / "redis", workers=workers, with_web=False, env=env, worker_args=["--no-index"])
-    return stack.start(), config
+                  redis_dir=folder / "redis", workers=readers or workers, with_web=False, env=env,
+                  worker_args=["--no-index", *role])
+    stack.start()
+    if readers:
+        try:
+            stack.start_judge(["--no-index"])
+        except BaseException:
+            stack.stop()
+            raise
+    return stack, config
 
 
 def loaded_as(stack) -> str:
     """What the first worker's log says it loaded: device, number format and load time."""
-    for line in stack.worker_parts()[0].log_path.read_text(errors="replace").splitlines():
+    part = (stack.judge_parts() or stack.worker_parts())[0]
+    for line in part.log_path.read_text(errors="replace").splitlines():
         if "loaded the verifier on" in line:
             return line[line.index("loaded the verifier on"):]
     return "no load line in the worker log"
@@ -182,6 +198,8 @@ def main() -> None:
     parser.add_argument("--worker-device", action="append", dest="devices", metavar="DEVICE",
                         help="the workers' verifier device (auto, cpu, cuda); repeat it to measure "
                              "one stack per device (default: auto)")
+    parser.add_argument("--split", type=int, default=0, metavar="N",
+                        help="also measure N reader processes feeding one judge per device")
     parser.add_argument("--no-in-process", action="store_true",
                         help="leave out the in-process peer; the first --worker-device is the peer")
     args = parser.parse_args()
@@ -212,6 +230,11 @@ def main() -> None:
                 print(f"{device}: {loaded_as(stack)}", flush=True)
                 name = f"Redis + {args.workers} side-worker ({device})"
                 configs[name], seconds[name] = config, []
+                if args.split:
+                    stack, config = start_stack(args.threads, 0, Path(tmp) / f"split-{device}", device, args.split)
+                    stacks.append(stack)
+                    name = f"Redis + {args.split} readers + 1 judge ({device})"
+                    configs[name], seconds[name] = config, []
             for run, checks in enumerate(runs):  # alternate, so all see the same machine load
                 for n, name in enumerate(seconds):
                     claims = fresh(checks, len(seconds) * run + n)

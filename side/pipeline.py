@@ -37,17 +37,19 @@ from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
 from side.sources.states import assess_source
 from side.text import split_sentences
 from side.verify.levels import LevelThresholds, VerdictLevel
-from side.verify.verifier import Evidence, Query, Verdict, Verifier
+from side.verify.verifier import Evidence, Query, Shortlist, Verdict, Verifier
 
 __all__ = [
     "BETTER_MARGIN", "DEFAULT_CANDIDATES", "DEFAULT_OWN_SOURCES", "REUSE_MESSAGE", "url_depth", "cite_web",
     "SourceStatus", "SourceCopy", "SuggestionOrigin", "Suggestion", "OwnSource", "own_sources",
     "Result", "ArticleResults", "SourceLoader", "Readable", "checkable", "ReadPlan", "LoadedSource",
-    "CheckSources", "make_source_loader", "source_results", "Pipeline", "claim_query", "ReadSource", "ReadSink",
+    "CheckSources", "make_source_loader", "loader_from_config", "source_results", "Pipeline",
+    "claim_query", "ReadSource", "ReadSink",
 ]
 
 if TYPE_CHECKING:
     from side.extract.lead import ArticleLead
+    from side.prepared import PreparedCheck
     from side.retrieval.fusion import DocumentHit
     from side.retrieval.retriever import Retriever
     from side.sources.archive import ArchiveReader
@@ -220,6 +222,8 @@ class Result:
     reportable: bool = False
     #: The cited source's sentences while the Pipeline runs (not reported).
     source_sentences: list[str] = field(default_factory=list, repr=False)
+    #: The claim's :class:`Shortlist` of those sentences, when a reader made it (not reported).
+    source_shortlist: Shortlist | None = field(default=None, repr=False, compare=False)
 
     @property
     def failure_likelihood(self) -> float | None:
@@ -595,6 +599,31 @@ def _load(load_source: SourceLoader, cited: dict[str, list[Citation]], no_fetch:
             if url in no_fetch else LoadedSource.from_tuple(load_source(url)) for url in cited}
 
 
+def loader_from_config(config: Any, retriever: Retriever | None = None, fetch: Callable[..., Any] | None = None,
+                       offline: bool = False, readable: Readable = checkable) -> CheckSources:
+    """The source loader ``config`` describes: ``fetch`` (default: the cache-aware
+    ``fetch_source``; none when ``offline``) within ``config.fetch``'s budget, archived copies
+    through it unless ``config.fetch.archive`` is off, and the cache for a URL a check may not
+    fetch (its fetch budget spent)."""
+    from side.sources.fetch import fetch_source, load_cached
+
+    if offline:
+        fetch = None
+    elif fetch is None:
+        fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
+    archive = None
+    if fetch is not None and config.fetch.archive:
+        from side.sources.archive import ArchiveReader
+
+        archive = ArchiveReader(config.fetch, fetch)
+    return make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable,
+                              cached=lambda url: load_cached(config.cache_dir, url))
+
+
+#: One check's citations being judged: its Results, each claim's corpus hits, its own sources.
+_Group = tuple[list[Result], list[list], dict[str, OwnSource]]
+
+
 class Pipeline:
     """Runs the decision flow; holds the loaded verifier and (optional) evidence index."""
 
@@ -629,8 +658,6 @@ class Pipeline:
         copies read through ``fetch`` too unless ``config.fetch.archive`` is off; ``readable``
         judges each copy read (see :class:`CheckSources`).
         """
-        from side.sources.fetch import fetch_source, load_cached
-
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
             from side.retrieval.backends import load_retriever
@@ -644,33 +671,55 @@ class Pipeline:
                                            k_sparse=config.retrieval.k_sparse, k_dense=config.retrieval.k_dense,
                                            fusion=config.retrieval.fusion,
                                            bm25_max_postings=config.retrieval.bm25_max_postings)
-        if offline:
-            fetch = None
-        elif fetch is None:
-            fetch = lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline)
         verifier = Verifier.from_config(config, model_dir)  # settles torch's threads (side.threads)
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
-        archive = None
-        if fetch is not None and config.fetch.archive:
-            from side.sources.archive import ArchiveReader
-
-            archive = ArchiveReader(config.fetch, fetch)
-        loader = make_source_loader(retriever, fetch, FetchBudget.from_config(config.fetch), archive, readable,
-                                    cached=lambda url: load_cached(config.cache_dir, url))
+        loader = loader_from_config(config, retriever, fetch, offline, readable)
         return cls(verifier, retriever, loader, candidates=candidates, own_sources=config.verifier.own_sources)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None,
                       on_read: ReadSink | None = None) -> list[Result]:
-        """Results for ``claims``; ``on_read`` is told of each source fetched and readable."""
-        results = self._source_results(claims, on_read)
+        """Results for ``claims``; ``on_read`` is told of each source fetched and readable.
+
+        The two halves a split deployment runs in different processes, here one after the
+        other: :meth:`prepare` (no model) and :meth:`judge` (the models).
+        """
+        return self.judge(claims, self.prepare(claims, on_read), progress)
+
+    def prepare(self, claims: list[Claim], on_read: ReadSink | None = None) -> PreparedCheck:
+        """The part of :meth:`verify_claims` that needs no model (see :class:`side.prepared.Preparer`)."""
+        from side.prepared import Preparer
+
+        shortlist = getattr(self.verifier, "shortlist", Preparer.shortlist)
+        neighbours = getattr(self.verifier, "shortlist_neighbours", Preparer.neighbours)
+        return Preparer(self.load_source, shortlist, neighbours).prepare(claims, on_read)
+
+    def judge(self, claims: list[Claim], prepared: PreparedCheck,
+              progress: Callable[[int], object] | None = None) -> list[Result]:
+        """The Results of ``claims`` from their :meth:`prepare`'d sources: retrieval, the models
+        and the decision, eight claims at a time."""
+        results = prepared.results(claims)
         pool = own_sources(results)  # the sentences stay here until every claim is decided
         hits = self._retrieve(claims)
         for start in range(0, len(claims), 8):
-            self._score(results[start : start + 8], hits[start : start + 8], pool)
+            self._score([(results[start : start + 8], hits[start : start + 8], pool)])
             if progress:
                 progress(len(results[start : start + 8]))
         return results
+
+    def judge_many(self, checks: list[tuple[list[Claim], PreparedCheck]]) -> list[list[Result]]:
+        """:meth:`judge` for several checks at once: every claim of every check goes through
+        each model in one pass, so the models batch across checks (by length, see
+        :meth:`side.verify.crossencoder.CrossEncoder.predict`). Each check's own sources are
+        offered only to its own claims."""
+        everything = [prepared.results(claims) for claims, prepared in checks]
+        hits = self._retrieve([claim for claims, _ in checks for claim in claims])
+        groups: list[_Group] = []
+        for results in everything:
+            groups.append((results, hits[: len(results)], own_sources(results)))
+            hits = hits[len(results) :]
+        self._score(groups)
+        return everything
 
     def verify_lead(self, lead: ArticleLead) -> list[LeadVerdict]:
         """Each uncited lead claim checked against the article's body (one Source for all of
@@ -689,44 +738,47 @@ class Pipeline:
         results = self.verify_claims(claims, progress, read.append)
         return ArticleResults(title, results, time.monotonic() - started, read)
 
-    def _source_results(self, claims: list[Claim], on_read: ReadSink | None = None) -> list[Result]:
-        return source_results(self.load_source, claims, on_read)
-
     def _retrieve(self, claims: list[Claim]) -> list[list]:
         if self.retriever is None or not claims or self.candidates <= 0:
             return [[] for _ in claims]
         return self.retriever.search_batch([c.sparse_query for c in claims], [c.dense_query for c in claims],
                                            k=self.candidates + 1, mode="hybrid")
 
-    def _score(self, results: list[Result], hits: list[list], pool: dict[str, OwnSource] | None = None) -> None:
+    def _score(self, groups: list[_Group]) -> None:
+        """Decide every Result of ``groups``, all their (claim, source) pairs verified together."""
         items: list[tuple[Query, list[str]]] = []
-        owners: list[tuple[int, DocumentHit | None]] = []
-        for n, (result, doc_hits) in enumerate(zip(results, hits, strict=False)):
-            query = claim_query(result.claim)
-            if result.source_sentences:
-                items.append((query, result.source_sentences))
-                owners.append((n, None))
-            for hit in doc_hits:
-                if hit.url and hit.url == result.claim.citation.url:
-                    continue
-                passages = [h.passage.text for h in hit.passages] or [hit.best_passage.text]
-                items.append((query, [s for p in passages for s in split_sentences(p)]))
-                owners.append((n, hit))
+        shortlists: list[Shortlist | None] = []
+        owners: list[tuple[Result, DocumentHit | None]] = []
+        for results, hits, _ in groups:
+            for result, doc_hits in zip(results, hits, strict=False):
+                query = claim_query(result.claim)
+                if result.source_sentences:
+                    items.append((query, result.source_sentences))
+                    shortlists.append(result.source_shortlist)
+                    owners.append((result, None))
+                for hit in doc_hits:
+                    if hit.url and hit.url == result.claim.citation.url:
+                        continue
+                    passages = [h.passage.text for h in hit.passages] or [hit.best_passage.text]
+                    items.append((query, [s for p in passages for s in split_sentences(p)]))
+                    shortlists.append(None)
+                    owners.append((result, hit))
         # Only the cited source's verdict shows its unsupported words: a corpus candidate's are never read.
-        verdicts = self.verifier.verify_many(items, self.levels, [hit is None for _, hit in owners])
+        verdicts = self.verifier.verify_many(items, self.levels, [hit is None for _, hit in owners],
+                                             shortlists=shortlists)
         found: dict[int, list[tuple[Any, Verdict]]] = {}
-        for (n, hit), verdict in zip(owners, verdicts, strict=False):
+        for (result, hit), verdict in zip(owners, verdicts, strict=False):
             if hit is None:
-                results[n].verdict = verdict
+                result.verdict = verdict
             else:
-                found.setdefault(n, []).append((hit, verdict))
-        for n, result in enumerate(results):
-            self._decide(result, found.get(n, [])[: self.candidates])
-            result.source_sentences = []
-        if pool:
-            self._reuse(results, pool)
+                found.setdefault(id(result), []).append((hit, verdict))
+        for results, _, _ in groups:
+            for result in results:
+                self._decide(result, found.get(id(result), [])[: self.candidates])
+                result.source_sentences, result.source_shortlist = [], None
+        self._reuse([(results, pool) for results, _, pool in groups if pool])
 
-    def _reuse(self, results: list[Result], pool: dict[str, OwnSource]) -> None:
+    def _reuse(self, groups: list[tuple[list[Result], dict[str, OwnSource]]]) -> None:
         """Suggest, first, the article's own source that best supports each weak claim.
 
         Only a claim whose citation was scored partially or not supported is looked at; at most
@@ -735,17 +787,18 @@ class Pipeline:
         """
         items: list[tuple[Query, list[str]]] = []
         owners: list[tuple[Result, OwnSource]] = []
-        for result in results:
-            if self.own_sources <= 0 or result.level not in _WEAK:
-                continue
-            others = [s for url, s in pool.items() if url != result.claim.citation.url]
-            if len(others) > self.own_sources:
-                scores = bm25_max(result.claim.text, [s.sentences for s in others])
-                others = [others[n] for n in order_by(scores)[: self.own_sources]]
-            query = claim_query(result.claim)
-            for source in others:
-                items.append((query, list(source.sentences)))
-                owners.append((result, source))
+        for results, pool in groups:
+            for result in results:
+                if self.own_sources <= 0 or result.level not in _WEAK:
+                    continue
+                others = [s for url, s in pool.items() if url != result.claim.citation.url]
+                if len(others) > self.own_sources:
+                    scores = bm25_max(result.claim.text, [s.sentences for s in others])
+                    others = [others[n] for n in order_by(scores)[: self.own_sources]]
+                query = claim_query(result.claim)
+                for source in others:
+                    items.append((query, list(source.sentences)))
+                    owners.append((result, source))
         best: dict[int, tuple[OwnSource, Verdict]] = {}
         verdicts = self.verifier.verify_many(items, self.levels, [False] * len(items)) if items else []
         for (result, source), verdict in zip(owners, verdicts, strict=False):
@@ -754,7 +807,7 @@ class Pipeline:
                 continue
             if id(result) not in best or verdict.score > best[id(result)][1].score:
                 best[id(result)] = (source, verdict)
-        for result in results:
+        for result in (result for results, _ in groups for result in results):
             if id(result) in best:
                 source, verdict = best[id(result)]
                 result.suggestions.insert(0, source.suggestion(verdict))

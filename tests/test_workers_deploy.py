@@ -31,9 +31,11 @@ def load_jobs() -> dict[str, dict]:
 
 def test_jobs_yaml_runs_the_workers_and_the_bot_as_continuous_jobs():
     jobs = load_jobs()
-    assert set(jobs) == {"side-worker", "side-ingest", "side-bot"}
+    assert set(jobs) == {"side-worker", "side-reader", "side-ingest", "side-bot"}
     ingest = worker_parser().parse_args(shlex.split(jobs["side-ingest"]["command"])[1:])
     assert ingest.ingest and ingest.name is None
+    reader = worker_parser().parse_args(shlex.split(jobs["side-reader"]["command"])[1:])
+    assert reader.role == "reader" and reader.name is None  # one name per replica
     for job in jobs.values():
         assert job["continuous"] is True and job["image"] == "python3.11"
         assert set(job) <= {"name", "image", "command", "continuous", "cpu", "mem", "emails", "filelog",

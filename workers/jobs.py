@@ -20,6 +20,13 @@ marked ``failed`` with the reason only when RQ will not retry it; a retried chec
 ``queued`` (its ``attempts`` tell it is a retry) and the exception is re-raised either way, so
 RQ keeps the job in its failed-job registry with the traceback.
 
+A reader (``side-worker --role reader``) runs the same jobs with a context that holds no model
+but a :class:`side.prepared.Preparer` and a ``handoff``: it reads the check's sources, hands
+them to the corpus, and hands the prepared check to the judges' stream
+(:mod:`service.stream`); the check stays ``running`` until a judge (:mod:`workers.judge`)
+stores its Results. A reader killed after the handoff has its job run again, and the judge
+skips the second entry of a check that is done.
+
 Cited sources are fetched with retries: a :class:`SourceFetchError` marked ``transient``
 (timeouts, refused connections, HTTP 5xx/408/429) is tried again with exponential backoff
 (:data:`DEFAULT_FETCH_ATTEMPTS`), since one slow web server should not make a whole revision's
@@ -39,7 +46,9 @@ from rq.timeouts import JobTimeoutException
 
 from service.store import CheckStatus, Store
 from side.errors import SideError, SourceFetchError
+from side.extract.claims import Claim
 from side.pipeline import Pipeline, ReadSource, Result
+from side.prepared import PreparedCheck, Preparer
 from side.priority import Priority
 from side.sources.batch import call_with_deadline
 from side.verify.lead import LeadVerdict
@@ -73,12 +82,17 @@ class WorkerContext:
     """What a worker loads once and every job uses."""
 
     store: Store
-    pipeline: Pipeline
+    #: The models (None in a reader, which prepares checks for the judges instead).
+    pipeline: Pipeline | None
     #: Hands the readable sources of a check to the evidence corpus (None: the corpus does not grow).
     ingest: Callable[[Iterable[ReadSource]], object] | None = None
     #: The patrol queue's priority of each Result (wiki, title, revision, results), a
     #: :class:`side.priority.Prioritizer`; None: the store's default weights, no page history.
     prioritize: Callable[[str, str, int | None, list[Result]], list[Priority]] | None = None
+    #: A reader's: prepares a check's citations without a model.
+    preparer: Preparer | None = None
+    #: A reader's: hands a prepared check (check id, PreparedCheck) on to the judges.
+    handoff: Callable[[str, PreparedCheck], object] | None = None
 
 
 _context: WorkerContext | None = None
@@ -145,7 +159,7 @@ def _hand_to_corpus(context: WorkerContext, check_id: str, read: list[ReadSource
         log.exception("check %s: could not hand %d sources to the evidence corpus", check_id, len(read))
 
 
-def _check_lead(context: WorkerContext, check_id: str) -> list[LeadVerdict] | None:
+def check_lead(context: WorkerContext, check_id: str) -> list[LeadVerdict] | None:
     """The check's lead claims against the article's body (None: it came without its article).
 
     A failure here is logged and leaves the lead unchecked (None, so the rows a previous run
@@ -153,7 +167,7 @@ def _check_lead(context: WorkerContext, check_id: str) -> list[LeadVerdict] | No
     job timeout still ends the job.
     """
     lead = context.store.article_lead(check_id)
-    if lead is None:
+    if lead is None or context.pipeline is None:
         return None
     try:
         return context.pipeline.verify_lead(lead)
@@ -178,8 +192,12 @@ def run_check(check_id: str) -> dict[str, Any]:
     started = time.monotonic()
     try:
         read: list[ReadSource] = []
+        if context.preparer is not None and context.handoff is not None:
+            return _prepare_check(context, check_id, record.claims, started)
+        if context.pipeline is None:
+            raise WorkerNotReadyError("this worker has neither the models nor a judges' stream to hand checks to")
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
-        lead_verdicts = _check_lead(context, check_id)
+        lead_verdicts = check_lead(context, check_id)
         _hand_to_corpus(context, check_id, read)
         priorities = (context.prioritize(record.wiki, record.title, record.revision, outcomes)
                       if context.prioritize else None)
@@ -199,3 +217,18 @@ def run_check(check_id: str) -> dict[str, Any]:
              check_id, done.citations, done.flagged, len(lead_verdicts or []), lead_unsupported, done.seconds or 0.0)
     return {"id": check_id, "status": "done", "citations": done.citations, "flagged": done.flagged,
             "lead_claims": len(lead_verdicts or []), "lead_unsupported": lead_unsupported, "seconds": done.seconds}
+
+
+def _prepare_check(context: WorkerContext, check_id: str, claims: list[Claim], started: float) -> dict[str, Any]:
+    """A reader's job: read and prepare the check's citations, hand the sources to the corpus
+    and the prepared check to the judges. The check stays running until a judge stores it."""
+    assert context.preparer is not None and context.handoff is not None
+    read: list[ReadSource] = []
+    prepared = context.preparer.prepare(claims, on_read=read.append)
+    _hand_to_corpus(context, check_id, read)
+    context.handoff(check_id, prepared)
+    seconds = time.monotonic() - started
+    log.info("check %s prepared: %d citations, %d sources read, %.1f s", check_id, len(claims),
+             len(prepared.sources), seconds)
+    return {"id": check_id, "status": "prepared", "citations": len(claims), "seconds": round(seconds, 3)}
+

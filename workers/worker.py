@@ -4,6 +4,8 @@
     side-worker --burst               # run what is queued, then exit
     side-worker --name gpu1 --max-jobs 500
     side-worker --ingest              # the corpus ingestion queue (service.ingest_queue)
+    side-worker --role reader         # prepare checks on CPUs for the judges (no model)
+    side-worker --role judge          # judge the readers' prepared checks, many at once
 
 Why a non-forking worker: RQ's default worker forks a child per job, which would reload the
 model per job (or fork a process that holds CUDA state, which CUDA does not survive). Side's
@@ -24,6 +26,13 @@ model, and adds what SimpleWorker lacks:
 encoder, adds the sources that checks read to the evidence corpus, and its maintenance pass
 queues again the spooled documents that have no job (:func:`service.ingest.requeue_spooled`).
 A check worker hands its sources to that queue unless started with ``--no-ingest``.
+
+``--role reader`` and ``--role judge`` split a check's work between processes (the default
+role, ``full``, does all of it). A reader takes check jobs from the same RQ queue, loads no
+model, reads and prepares the check's citations (:class:`side.prepared.Preparer`) and adds the
+prepared check to a Redis stream (:mod:`service.stream`); a judge, one per GPU, loads the
+models and judges the prepared checks of every reader, many checks per pass of the models
+(:mod:`workers.judge`), storing each check's Results before acknowledging its entry.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -53,9 +63,11 @@ from service.health import failure_reason
 from service.ingest import get_ingest_queue, requeue_spooled
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
+from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, stream_key
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
+from workers.judge import DEFAULT_BATCH_CHECKS, DEFAULT_BATCH_CITATIONS, Judge
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +269,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requeue-after", type=int, default=REQUEUE_AFTER_S, metavar="S",
                    help=f"queue again checks the store has waited on for S seconds with no job in Redis, "
                    f"e.g. after Redis lost its data (default {REQUEUE_AFTER_S})")
+    p.add_argument("--role", choices=("full", "reader", "judge"), default="full",
+                   help="full: read and judge each check (default); reader: read and prepare checks for the "
+                   "judges, no model; judge: judge the readers' prepared checks, many at once")
+    p.add_argument("--batch-checks", type=int, default=DEFAULT_BATCH_CHECKS, metavar="N",
+                   help=f"judge: checks judged together at most (default {DEFAULT_BATCH_CHECKS})")
+    p.add_argument("--batch-citations", type=int, default=DEFAULT_BATCH_CITATIONS, metavar="N",
+                   help=f"judge: a batch takes further checks while under N citations "
+                   f"(default {DEFAULT_BATCH_CITATIONS})")
+    p.add_argument("--claim-after", type=float, default=DEFAULT_MIN_IDLE_MS / 1000, metavar="S",
+                   help="judge: take over prepared checks another judge has held for S seconds without "
+                   f"storing them (a dead judge's; default {DEFAULT_MIN_IDLE_MS / 1000:g})")
+    p.add_argument("--max-prepared", type=int, default=DEFAULT_MAX_ENTRIES, metavar="N",
+                   help=f"reader: wait while N prepared checks wait for a judge (default {DEFAULT_MAX_ENTRIES})")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -294,6 +319,23 @@ def load_pipeline(config: Config, args: argparse.Namespace):
              "" if pipeline.retriever is None else f" and an index of {len(pipeline.retriever.corpus.documents)} "
              "documents", time.monotonic() - started)
     return pipeline
+
+
+def load_reader_context(config: Config, args: argparse.Namespace, connection: redis.Redis, store: Any,
+                        ) -> WorkerContext:
+    """A reader's context: the preparer (fetching with retries, no model) and the stream."""
+    from side.prepared import Preparer
+    from side.sources.fetch import fetch_source
+    from workers.jobs import retrying
+
+    config = with_fetch_budget(config)
+    fetch = retrying(lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline))
+    key = stream_key(config.service)
+    return WorkerContext(store=store, pipeline=None,
+                         ingest=None if args.no_ingest else make_ingestor(config, connection),
+                         preparer=Preparer.from_config(config, fetch=fetch),
+                         handoff=lambda check_id, prepared: add_prepared(connection, key, check_id, prepared,
+                                                                        args.max_prepared))
 
 
 def load_ingest_context(config: Config, args: argparse.Namespace):
@@ -411,6 +453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             config.service.ingest_queue = args.queue
         elif args.queue:
             config.service.queue = args.queue
+        if args.role != "full" and args.ingest:
+            raise SideError(f"--role {args.role} and --ingest exclude each other")
         connection = redis_connection(config.service.redis_url)
         if args.ingest:
             return _serve_ingest(config, args, connection)
@@ -420,10 +464,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SideError, QueueUnavailableError) as exc:
         print(f"side-worker: error: {exc}", file=sys.stderr)
         return 2
+    if args.role == "reader":
+        set_context(load_reader_context(config, args, connection, store))
+        log.info("reader: results store %s; queue %r; prepared checks to %s",
+                 store.engine.url.render_as_string(hide_password=True), config.service.queue,
+                 stream_key(config.service))
+        try:
+            return serve(config, args, connection, store)
+        except KeyboardInterrupt:
+            return 130
+        finally:
+            store.close()
     try:
-        set_context(WorkerContext(store=store, pipeline=load_pipeline(config, args),
-                                  ingest=None if args.no_ingest else make_ingestor(config, connection),
-                                  prioritize=make_prioritizer(config)))
+        context = WorkerContext(store=store, pipeline=load_pipeline(config, args),
+                                ingest=None if args.no_ingest else make_ingestor(config, connection),
+                                prioritize=make_prioritizer(config))
+        set_context(context)
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)
         print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "
@@ -433,11 +489,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("results store: %s; queue %r on %s", store.engine.url.render_as_string(hide_password=True),
              config.service.queue, connection.connection_pool.connection_kwargs.get("host", "?"))
     try:
+        if args.role == "judge":
+            return _serve_judge(config, args, connection, context)
         return serve(config, args, connection, store)
     except KeyboardInterrupt:
         return 130
     finally:
         store.close()
+
+
+def _serve_judge(config: Config, args: argparse.Namespace, connection: redis.Redis, context: WorkerContext) -> int:
+    """``side-worker --role judge``: judge the stream's prepared checks until SIGTERM/SIGINT."""
+    judge = Judge(connection, stream_key(config.service), args.name or default_worker_name(), context,
+                  batch_checks=args.batch_checks, batch_citations=args.batch_citations,
+                  min_idle_ms=int(args.claim_after * 1000))
+
+    def stop(signum: int, frame: Any) -> None:
+        log.info("judge: stopping after this batch (signal %d)", signum)
+        judge.stop.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return judge.run(burst=args.burst)
 
 
 def _serve_ingest(config: Config, args: argparse.Namespace, connection: redis.Redis) -> int:

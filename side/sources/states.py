@@ -592,11 +592,13 @@ def _language(text: str) -> Assessment | None:
     if junk >= MAX_JUNK_SHARE:
         return _found(SourceState.UNSUPPORTED_LANGUAGE, f"{junk:.0%} undecodable characters",
                       "the text is binary or mis-decoded, not a language the verifier reads")
+    share = english_share(sample)
+    if share >= MIN_ENGLISH_SHARE:  # readable whatever the identifier says: no need to ask it
+        return None
     code, probability = detect_language(sample)
     if code in READABLE_LANGUAGES or probability < WEAK_LANGUAGE_CONFIDENCE:
         return None
-    share = english_share(sample)
-    if share >= MIN_ENGLISH_SHARE or (probability < LANGUAGE_CONFIDENCE and share >= NO_ENGLISH_SHARE):
+    if probability < LANGUAGE_CONFIDENCE and share >= NO_ENGLISH_SHARE:
         return None
     name = _LANGUAGE_NAMES.get(code, code)
     return _found(SourceState.UNSUPPORTED_LANGUAGE, f"{name}, {code} {probability:.2f}",

@@ -56,7 +56,7 @@ __all__ = [
     "COMBINER_FILE", "MAX_SENTENCES", "MAX_SOURCE_CHARS", "MAX_SENTENCE_CHARS", "MAX_EVIDENCE",
     "MIN_ENGLISH_SHARE", "FEATURES", "Evidence", "bounded_sentences", "cannot_check_reason", "Verdict",
     "not_enough_info", "Query", "english_share", "evidence_order",
-    "Combiner", "Prepared", "Verifier", "verdict_level",
+    "Combiner", "Prepared", "Shortlist", "shortlist_source", "Verifier", "verdict_level",
 ]
 
 if TYPE_CHECKING:
@@ -225,6 +225,42 @@ def _foreign(sentences: list[str], claim: str) -> bool:
     return code not in READABLE_LANGUAGES and probability >= WEAK_LANGUAGE_CONFIDENCE
 
 
+@dataclass(frozen=True)
+class Shortlist:
+    """What the verifier reads of one (claim, source) before any model runs.
+
+    The CPU part of a verdict, so that a process without the models (a reader, see
+    ``side-worker --role reader``) can do it and hand it on: why the pair cannot be checked,
+    or the page's BM25 for the claim and the sentences worth embedding. It indexes the
+    :func:`bounded_sentences` of the source.
+    """
+
+    #: Why the claim cannot be scored against the source ("" when it can).
+    reason: str = ""
+    #: BM25 of every sentence for the claim (float32 values).
+    lexical: tuple[float, ...] = ()
+    #: Indices of the sentences to embed, in page order (:func:`lexical_shortlist`).
+    embedded: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "lexical": list(self.lexical), "embedded": list(self.embedded)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Shortlist:
+        return cls(str(data.get("reason") or ""), tuple(float(x) for x in data.get("lexical", ())),
+                   tuple(int(i) for i in data.get("embedded", ())))
+
+
+def shortlist_source(claim: str, sentences: list[str], budget: int = VerifierConfig.shortlist,
+                     neighbours: int = VerifierConfig.shortlist_neighbours) -> Shortlist:
+    """The :class:`Shortlist` of ``claim`` against ``sentences`` (already :func:`bounded_sentences`)."""
+    reason = cannot_check_reason(claim, sentences)
+    if reason:
+        return Shortlist(reason)
+    lexical = bm25_scores(claim, sentences)
+    return Shortlist("", tuple(float(x) for x in lexical), tuple(lexical_shortlist(lexical, budget, neighbours)))
+
+
 @dataclass
 class Combiner:
     """Logistic regression over :data:`FEATURES`, stored as JSON (no pickle)."""
@@ -365,13 +401,19 @@ class Verifier:
         """The cuts from support score to level (the combiner's, chosen on train data)."""
         return self.combiner.levels if self.combiner else LevelThresholds()
 
-    def _prepare(self, query: Query, sentences: list[str]) -> Prepared:
+    def shortlist_for(self, claim: str, sentences: list[str]) -> Shortlist:
+        """:func:`shortlist_source` with this verifier's shortlist settings."""
+        return shortlist_source(claim, bounded_sentences(sentences), self.shortlist, self.shortlist_neighbours)
+
+    def _prepare(self, query: Query, sentences: list[str], shortlist: Shortlist | None = None) -> Prepared:
+        """``shortlist``: the pair's :class:`Shortlist` when a reader made it already."""
         sentences = bounded_sentences(sentences)
-        reason = cannot_check_reason(query.claim, sentences)
-        if reason:
-            return Prepared(query, sentences, [], not_enough_info(reason))
-        lexical = bm25_scores(query.claim, sentences)
-        embedded = lexical_shortlist(lexical, self.shortlist, self.shortlist_neighbours)
+        if shortlist is None:
+            shortlist = shortlist_source(query.claim, sentences, self.shortlist, self.shortlist_neighbours)
+        if shortlist.reason:
+            return Prepared(query, sentences, [], not_enough_info(shortlist.reason))
+        lexical = np.asarray(shortlist.lexical, dtype=np.float32)
+        embedded = list(shortlist.embedded)
         vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
         selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
@@ -401,20 +443,24 @@ class Verifier:
         return self.verify_many([(query, sentences)])[0]
 
     def verify_many(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
-                    shown: Sequence[bool] | None = None) -> list[Verdict]:
+                    shown: Sequence[bool] | None = None,
+                    shortlists: Sequence[Shortlist | None] | None = None) -> list[Verdict]:
         """Verdicts for many (query, source sentences); the cross-encoder runs in shared batches.
 
         ``levels`` are the cuts from score to level (default :attr:`levels`; a Pipeline with a
         flag threshold of its own passes its cuts, so the unsupported words are named where the
         level is decided). ``shown[i]`` False: item i's unsupported words are never shown (a
-        corpus or own-source candidate), so they are not looked for.
+        corpus or own-source candidate), so they are not looked for. ``shortlists[i]``: item
+        i's :class:`Shortlist` when a reader made it (None: made here).
         """
-        return [item.decided for item in self.run(items, levels, shown)]
+        return [item.decided for item in self.run(items, levels, shown, shortlists)]
 
     def run(self, items: list[tuple[Query, list[str]]], levels: LevelThresholds | None = None,
-            shown: Sequence[bool] | None = None) -> list[Prepared]:
+            shown: Sequence[bool] | None = None,
+            shortlists: Sequence[Shortlist | None] | None = None) -> list[Prepared]:
         """Like :meth:`verify_many`, keeping the candidates and baseline signals (for evaluation)."""
-        prepared = [self._prepare(q, s) for q, s in items]
+        given = list(shortlists) if shortlists is not None else [None] * len(items)
+        prepared = [self._prepare(q, s, shortlist) for (q, s), shortlist in zip(items, given, strict=True)]
         for item in prepared:
             item.parts = self._split(item)
         judged = [p for item in prepared if item.verdict is None for p in (item, *item.parts)]

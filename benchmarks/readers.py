@@ -1,0 +1,150 @@
+"""Pages prepared per second per CPU core: what a reader does before a model sees a page.
+
+A reader (``side-worker --role reader``) turns a cited page into a prepared citation: extract
+the text (trafilatura), split it into sentences, judge whether it can be checked at all
+(:func:`side.pipeline.checkable`) and shortlist the sentences the models will read
+(:func:`side.verify.verifier.shortlist_source`, BM25). This script times that in one process,
+on pages already on disk (no network), for:
+
+- **today's path**: the date also searched for in the page text (htmldate with dateparser),
+  pysbd itself run on every paragraph, Python's default cache of 512 compiled regular
+  expressions, and the language identifier run on every page, as before the cheaper text path;
+- **the cheaper path**: the date from the markup only, pysbd only where a paragraph may hold
+  more than one sentence (:func:`side.text.is_one_sentence`), and a cache of
+  :data:`side.text.RE_CACHE_SIZE` patterns, so pysbd stops recompiling its own, and the
+  language identifier asked only about pages with few English function words.
+
+Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
+so other processes on the host do not count) and whether both gave the same sentences on
+every page (the models read nothing else, so the same sentences mean the same verdicts).
+
+Pages: WiCE dev claims with their cited page's sentences as HTML (as ``benchmarks/worker.py``
+serves them), and the real article pages of the extraction benchmark (claim: the page's first
+sentence).
+
+    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gzip
+import html
+import pstats
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+Page = tuple[str, bytes]
+
+
+def wice_pages(data_dir: Path, n: int) -> list[Page]:
+    from side.data import load_wice
+
+    pages = []
+    for row in load_wice(data_dir / "wice" / "claim_dev.jsonl")[:n]:
+        body = "".join(f"<p>{html.escape(s)}</p>" for s in row.evidence if not s.startswith("(meta data)"))
+        pages.append((row.claim, f"<html><head><title>{html.escape(row.title)}</title></head>"
+                                 f"<body>{body}</body></html>".encode()))
+    return pages
+
+
+def real_pages(data_dir: Path, n: int) -> list[Page]:
+    import json
+
+    folder = data_dir / "fixtures" / "web_html" / "article_extraction_benchmark"
+    truth = json.loads((folder / "ground-truth.json").read_text())
+    pages = []
+    for path in sorted((folder / "html").glob("*.html.gz"))[:n]:
+        article = truth.get(path.name.removesuffix(".html.gz"), {}).get("articleBody") or "news"
+        pages.append((article.split(". ")[0][:300], gzip.decompress(path.read_bytes())))
+    return pages
+
+
+def pysbd_sentences(text: str, limit: int) -> tuple[str, ...]:
+    """Today's split: pysbd's own Segmenter on every paragraph (``split_sentences`` before)."""
+    import pysbd
+
+    from side.text import _chunks
+
+    segmenter, sentences = pysbd.Segmenter(language="en", clean=False), []
+    for paragraph in text.split("\n"):
+        for chunk in _chunks(paragraph):
+            sentences += [s.strip() for s in segmenter.segment(chunk) if s.strip()]
+            if len(sentences) >= limit:
+                return tuple(sentences[:limit])
+    return tuple(sentences)
+
+
+def prepare(pages: list[Page], cheaper: bool) -> list[tuple[str, ...]]:
+    """Each page extracted, split, assessed and shortlisted; returns each page's sentences."""
+    from side.errors import SourceFetchError
+    from side.pipeline import checkable
+    from side.sources.fetch import MAX_SENTENCES, MAX_TEXT_CHARS, Source, extract_html
+    from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language
+    from side.text import RE_CACHE_SIZE, normalize_space, split_sentences
+    from side.verify.verifier import bounded_sentences, shortlist_source
+
+    setattr(re, "_MAXCACHE", RE_CACHE_SIZE if cheaper else 512)  # noqa: B010 - CPython's private cache size
+    re.purge()
+    out = []
+    for n, (claim, data) in enumerate(pages):
+        text, title, date = extract_html(data, url=f"http://127.0.0.1/{n}", extensive_dates=not cheaper)
+        text = normalize_space(text)[:MAX_TEXT_CHARS]
+        sentences = (tuple(split_sentences(text, MAX_SENTENCES)) if cheaper
+                     else pysbd_sentences(text, MAX_SENTENCES))
+        try:
+            checkable(Source(f"http://127.0.0.1/{n}", f"http://127.0.0.1/{n}", title, date, text, "text/html",
+                             sentences))
+        except SourceFetchError:
+            pass
+        if not cheaper:  # before, every page went through the identifier, English or not
+            detect_language(text[:LANGUAGE_SAMPLE_CHARS])
+        shortlist_source(claim, bounded_sentences(list(sentences)))
+        out.append(sentences)
+    return out
+
+
+def timed(fn: Callable[[], list[tuple[str, ...]]]) -> tuple[float, list[tuple[str, ...]]]:
+    started = time.process_time()
+    result = fn()
+    return time.process_time() - started, result
+
+
+def main() -> None:
+    from side.config import load_config
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=100, help="pages of each set (default 100)")
+    parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each path (default 2)")
+    parser.add_argument("--profile", action="store_true", help="print the cProfile of one run of each path")
+    args = parser.parse_args()
+    data_dir = load_config().data_dir
+    sets = {"WiCE dev pages": wice_pages(data_dir, args.pages), "real article pages": real_pages(data_dir, args.pages)}
+    for name, pages in sets.items():
+        prepare(pages[:3], True)  # imports and models of the parsers loaded before the clock
+        prepare(pages[:3], False)
+        seconds = {"today": 0.0, "cheaper": 0.0}
+        sentences: dict[str, list[tuple[str, ...]]] = {}
+        for _ in range(args.repeat):
+            for path in seconds:
+                spent, sentences[path] = timed(lambda pages=pages, path=path: prepare(pages, path == "cheaper"))
+                seconds[path] += spent
+        same = sum(a == b for a, b in zip(sentences["today"], sentences["cheaper"], strict=True))
+        rate = {path: len(pages) * args.repeat / spent for path, spent in seconds.items()}
+        print(f"{name}: {len(pages)} pages x {args.repeat} runs; same sentences on {same}/{len(pages)} pages")
+        for path, spent in seconds.items():
+            print(f"  {path:8s} {spent:7.2f} CPU s  {rate[path]:7.1f} pages per CPU second  "
+                  f"ratio {rate[path] / rate['today']:.2f}")
+        if args.profile:
+            for path in seconds:
+                profile = cProfile.Profile()
+                profile.runcall(prepare, pages, path == "cheaper")
+                print(f"--- {name}, {path}")
+                pstats.Stats(profile).sort_stats("cumulative").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The stream of prepared checks: readers hand a check's prepared citations to the judges.
+
+A split deployment (``side-worker --role reader`` and ``--role judge``) runs the CPU half of a
+check (fetch, extract, split, shortlist: :class:`side.prepared.Preparer`) apart from the model
+half (:meth:`side.pipeline.Pipeline.judge_many`). Readers take check jobs from the RQ queue as
+any worker does (:mod:`service.queue`: retries, heartbeats and abandoned-job recovery stay
+RQ's) and add one entry per prepared check to a Redis stream; judges read it through one
+consumer group, so each entry goes to one judge, and pool the entries of many checks into each
+pass of the models.
+
+The rules, all Redis's own stream commands (no broker of ours):
+
+- an entry holds the check id and its :class:`~side.prepared.PreparedCheck` as zlib-compressed
+  JSON (a typed record, never a pickle);
+- a judge acknowledges an entry (XACK, then XDEL) only once the check's Results are in the
+  store, so an entry a judge was killed holding stays pending in the group, and another judge
+  (or the same one restarted) claims it once it has been idle ``min_idle_ms`` (XAUTOCLAIM);
+- writing Results is idempotent (``Store.finish`` replaces a check's rows, keyed by check id
+  and citation position), and a judge skips the entry of a check that is already done, so an
+  entry added twice (a reader killed after adding it, its job run again) or delivered twice
+  never duplicates a Result;
+- a reader waits while the stream holds ``max_entries`` entries, so readers faster than the
+  judges fill Redis no further than that.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from rq.defaults import RQ_KEY_PREFIX
+
+from side.config import ServiceConfig
+from side.prepared import PreparedCheck, PreparedCheckError
+
+__all__ = [
+    "GROUP", "DEFAULT_MAX_ENTRIES", "DEFAULT_MIN_IDLE_MS", "PreparedEntry", "stream_key", "encode", "decode",
+    "ensure_group", "add_prepared", "read_prepared", "claim_stale", "ack_prepared", "stream_summary",
+]
+
+log = logging.getLogger(__name__)
+
+#: The consumer group of the judges.
+GROUP = "judges"
+#: Entries a stream may hold before readers wait for the judges.
+DEFAULT_MAX_ENTRIES = 2000
+#: Milliseconds an entry stays pending with one judge before another may claim it: longer than
+#: one pass of the models over a full batch, shorter than anyone should wait on a dead judge.
+DEFAULT_MIN_IDLE_MS = 120_000
+#: Seconds a reader sleeps between two looks at a full stream.
+FULL_WAIT_S = 0.5
+
+
+@dataclass(frozen=True)
+class PreparedEntry:
+    """One stream entry as a judge reads it: its id, the check id and the prepared check
+    (None, with ``error`` saying why, when the entry cannot be decoded)."""
+
+    entry_id: str
+    check_id: str
+    prepared: PreparedCheck | None
+    error: str = ""
+
+
+def stream_key(config: ServiceConfig) -> str:
+    """The stream of ``config``'s queue, under RQ's key prefix beside the queue."""
+    return f"{RQ_KEY_PREFIX}:side:prepared:{config.queue}"
+
+
+def encode(prepared: PreparedCheck) -> bytes:
+    return zlib.compress(json.dumps(prepared.to_dict(), ensure_ascii=False, separators=(",", ":")).encode(), 6)
+
+
+def decode(data: bytes) -> PreparedCheck:
+    """The inverse of :func:`encode`; anything malformed is a :class:`PreparedCheckError`."""
+    try:
+        raw = json.loads(zlib.decompress(data))
+    except (zlib.error, ValueError) as exc:
+        raise PreparedCheckError(f"unreadable prepared check: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise PreparedCheckError("a prepared check is a JSON object")
+    return PreparedCheck.from_dict(raw)
+
+
+def ensure_group(connection: redis.Redis, key: str) -> None:
+    """Create the stream and its judges' group unless they exist (from the stream's start, so
+    entries added before the first judge came up are read too)."""
+    try:
+        connection.xgroup_create(key, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+def add_prepared(connection: redis.Redis, key: str, check_id: str, prepared: PreparedCheck,
+                 max_entries: int = DEFAULT_MAX_ENTRIES, sleep: Callable[[float], None] = time.sleep) -> str:
+    """Add a prepared check to the stream, first waiting while it is full; returns the entry id."""
+    waited = False
+    while max_entries > 0 and connection.xlen(key) >= max_entries:
+        if not waited:
+            log.info("stream %s holds %d entries or more; waiting for the judges", key, max_entries)
+            waited = True
+        sleep(FULL_WAIT_S)
+    entry = connection.xadd(key, {"check": check_id, "data": encode(prepared)})
+    return entry.decode() if isinstance(entry, bytes) else str(entry)
+
+
+def _entries(raw: list) -> list[PreparedEntry]:
+    out = []
+    for entry_id, fields in raw:
+        entry_id = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+        if not fields:  # an entry deleted while it was pending: nothing left to judge
+            out.append(PreparedEntry(entry_id, "", None, "entry deleted"))
+            continue
+        check_id = fields.get(b"check", b"").decode()
+        try:
+            out.append(PreparedEntry(entry_id, check_id, decode(fields.get(b"data", b""))))
+        except PreparedCheckError as exc:
+            out.append(PreparedEntry(entry_id, check_id, None, str(exc)))
+    return out
+
+
+def read_prepared(connection: redis.Redis, key: str, consumer: str, count: int, block_ms: int | None = None,
+                  pending: bool = False) -> list[PreparedEntry]:
+    """Up to ``count`` entries for ``consumer``: new ones (waiting up to ``block_ms``), or with
+    ``pending`` the ones already delivered to it and not acknowledged (after a restart)."""
+    answer = connection.xreadgroup(GROUP, consumer, {key: "0" if pending else ">"}, count=count,
+                                   block=None if pending else block_ms)
+    return [entry for _, raw in answer or [] for entry in _entries(raw)]
+
+
+def claim_stale(connection: redis.Redis, key: str, consumer: str, count: int,
+                min_idle_ms: int = DEFAULT_MIN_IDLE_MS) -> list[PreparedEntry]:
+    """Up to ``count`` entries pending with any judge for ``min_idle_ms`` or more, now ``consumer``'s."""
+    answer = connection.xautoclaim(key, GROUP, consumer, min_idle_ms, start_id="0-0", count=count)
+    claimed = _entries(answer[1])
+    if claimed:
+        log.warning("claimed %d prepared checks a judge left pending for %.0f s or more", len(claimed),
+                    min_idle_ms / 1000)
+    return claimed
+
+
+def ack_prepared(connection: redis.Redis, key: str, entry_ids: list[str]) -> None:
+    """Acknowledge entries whose checks are stored, and delete them from the stream."""
+    if not entry_ids:
+        return
+    with connection.pipeline(transaction=True) as pipe:
+        pipe.xack(key, GROUP, *entry_ids)
+        pipe.xdel(key, *entry_ids)
+        pipe.execute()
+
+
+def stream_summary(connection: redis.Redis, key: str) -> dict[str, int]:
+    """Entries in the stream and entries delivered to a judge and not yet acknowledged."""
+    try:
+        pending = int(connection.xpending(key, GROUP)["pending"])
+    except redis.ResponseError:  # no group yet
+        pending = 0
+    return {"entries": int(connection.xlen(key)), "pending": pending}

@@ -1,0 +1,134 @@
+"""Readers and a judge end to end: real Redis (AOF), real ``side-worker`` processes, the real model.
+
+Readers (``--role reader``, no model) take the check jobs from the RQ queue, read the cited
+pages from a local HTTP server (slow enough that a reader is killed holding a job) and add
+each prepared check to the judges' stream; the judge (``--role judge``) judges them several
+checks at a time. Both kinds are killed with SIGKILL mid-run and started again; every check
+must still end done, with exactly one Result per citation, and with the verdicts the
+single-process pipeline gives for the same claims and pages.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+from rq import Worker
+
+from service.store import CheckRequest
+from service.stream import stream_key, stream_summary
+from side.extract.claims import Citation, Claim
+
+from alsea import ALSEA, WEATHER
+from harness.stack import TEST_WORKER_ARGS
+from httpserver import LocalServer, Response
+
+pytestmark = pytest.mark.slow
+
+CLAIMS = [
+    "Alsea operates Starbucks coffee shops in Mexico.",
+    "The company was founded in 1990 in Mexico City.",
+    "Alsea was founded in 1975 in Buenos Aires.",
+    "It also operates Domino's Pizza restaurants.",
+]
+CHECKS = 8
+#: Seconds each page takes to answer: a reader is busy long enough to be killed holding a job.
+PAGE_DELAY_S = 1.5
+#: Seconds a judge's prepared checks stay its own before the restarted judge takes them over.
+CLAIM_AFTER_S = 3
+ENV = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_VERIFIER_PRECISION": "fp32"}
+
+
+def checks(server: LocalServer) -> list[CheckRequest]:
+    """Checks of three citations each, every one citing pages of its own (no cache hits)."""
+    out = []
+    for n in range(CHECKS):
+        claims = []
+        for k in range(3):
+            path = f"/c{n}/{'weather' if (n + k) % 4 == 3 else 'alsea'}{k}"
+            server.add(path, Response(body=WEATHER if "weather" in path else ALSEA, delay_s=PAGE_DELAY_S))
+            text = CLAIMS[(n + k) % len(CLAIMS)]
+            claims.append(Claim(article_title="Alsea (company)", section=("History",), text=text, left_context=text,
+                                citation=Citation(id=f"r{k}", kind="external_link", url=server.url(path))))
+        out.append(CheckRequest(wiki="enwiki", title="Alsea (company)", revision=1000 + n, claims=claims,
+                                origin="bot"))
+    return out
+
+
+def wait_until(condition, timeout: float, what: str, stack=None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    logs = "" if stack is None else "\n".join(f"--- {p.name}\n{p.log_tail(30)}" for p in stack.stack.parts)
+    pytest.fail(f"timed out waiting for {what}\n{logs}")
+
+
+def busy(stack, name: str) -> bool:
+    """Whether the reader registered as ``name`` holds a job (RQ says busy)."""
+    with stack.stack.redis_client() as client:
+        return any(w.name == name and w.get_state() == "busy" for w in Worker.all(connection=client))
+
+
+def single_process_verdicts(requests: list[CheckRequest]) -> list[list]:
+    """The same claims through the in-process Pipeline (what ``side verify`` runs)."""
+    from side.config import FetchConfig, load_config
+    from side.pipeline import Pipeline
+    from side.sources.fetch import fetch_source
+
+    config = load_config()
+    config.verifier.precision = "fp32"
+    fetch_config = FetchConfig(allow_hosts=["127.0.0.1"])
+    pipeline = Pipeline.from_config(config, use_index=False,
+                                    fetch=lambda url, deadline=None: fetch_source(url, fetch_config, None))
+    return [pipeline.verify_claims(request.claims) for request in requests]
+
+
+@pytest.fixture(scope="module")
+def pages():
+    with LocalServer() as server:
+        yield server
+
+
+def test_killed_readers_and_judge_lose_and_duplicate_nothing(service_stack, pages):
+    stack = service_stack(with_web=False, workers=2, env=ENV, config={"retries": 3, "retry_backoff_s": 1},
+                          worker_args=[*TEST_WORKER_ARGS, "--role", "reader", "--no-ingest"])
+    judge_args = ["--claim-after", str(CLAIM_AFTER_S), "--batch-checks", "3", "--no-ingest"]
+    judge = stack.stack.start_judge(judge_args)
+    requests = checks(pages)
+    ids = [stack.submit(request)[0].id for request in requests]
+    key = stream_key(stack.config)
+    connection = stack.queue().connection
+
+    wait_until(lambda: busy(stack, stack.stack.slots[1].name), 60, "the first reader to hold a job", stack)
+    stack.kill_worker(stack.workers[0], signal.SIGKILL)
+    stack.start_worker()  # the reader comes back (as a supervisor would start it again)
+
+    wait_until(lambda: stream_summary(connection, key)["pending"] > 0, 120,
+               "the judge to hold prepared checks", stack)
+    judge.signal(signal.SIGKILL)
+    judge.process.wait(30)
+    held = stream_summary(connection, key)["pending"]
+    assert held > 0
+    again = stack.stack.start_judge(judge_args)
+
+    for check_id in ids:
+        record = stack.wait_for(check_id, timeout=300)
+        assert record.status == "done", record.error
+    assert "claimed" in again.log_path.read_text(), "the restarted judge did not take over the killed one's checks"
+    assert max(stack.store().check(i).attempts for i in ids) >= 2, "no reader job was run again after the kill"
+    wait_until(lambda: stream_summary(connection, key) == {"entries": 0, "pending": 0}, 60,
+               "every entry to be acknowledged and deleted", stack)
+
+    expected = single_process_verdicts(requests)
+    for check_id, request, reference in zip(ids, requests, expected, strict=True):
+        stored = stack.store().results(check_id)
+        assert sorted(r.position for r in stored) == list(range(len(request.claims)))  # one Result per citation
+        for row, result in zip(sorted(stored, key=lambda r: r.position), reference, strict=True):
+            assert row.claim.text == result.claim.text
+            assert (row.verdict.level, row.verdict.label) == (result.verdict.level, result.verdict.label)
+            # the judge batches across checks: float sums may run in another order, never 1e-3 apart
+            assert row.verdict.score == pytest.approx(result.verdict.score, abs=1e-3)
+            assert [e.text for e in row.verdict.evidence] == [e.text for e in result.verdict.evidence]

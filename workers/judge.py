@@ -1,0 +1,186 @@
+"""``side-worker --role judge``: the models, fed by readers through the prepared-check stream.
+
+One judge per GPU (or one on a CPU host) loads the verifier once and loops:
+
+1. take entries of the stream (:mod:`service.stream`): first those a judge left pending for
+   ``min_idle_ms`` (a judge killed mid-batch, XAUTOCLAIM), then those already delivered to this
+   consumer name (a judge restarted under its fixed ``--name``), then new ones, up to
+   ``batch_checks`` checks and ``batch_citations`` citations;
+2. judge all their citations together (:meth:`side.pipeline.Pipeline.judge_many`: one pass of
+   each model over every check of the batch, batched by length);
+3. per check, its lead claims (when it came with its article) and the patrol priorities, then
+   ``Store.finish``, and only then acknowledge its entry.
+
+An entry whose check is already done (an entry added twice, or delivered again after a judge
+died between storing and acknowledging) is acknowledged without judging. A check that fails
+here (a malformed entry, an error of the models on it) is marked failed with the reason and
+its entry acknowledged: an entry that would fail again is not retried for ever. When a whole
+batch fails, its checks are judged one by one, so one bad check fails alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+import redis
+
+from service.store import Check, CheckStatus, Store
+from service.stream import (
+    DEFAULT_MIN_IDLE_MS,
+    PreparedEntry,
+    ack_prepared,
+    claim_stale,
+    ensure_group,
+    read_prepared,
+)
+from side.pipeline import Result
+from workers.jobs import WorkerContext, check_lead
+
+__all__ = ["DEFAULT_BATCH_CHECKS", "DEFAULT_BATCH_CITATIONS", "Judge"]
+
+log = logging.getLogger(__name__)
+
+#: Checks judged together at most.
+DEFAULT_BATCH_CHECKS = 32
+#: Citations judged together at most (a batch takes further checks only while under this).
+DEFAULT_BATCH_CITATIONS = 256
+#: Milliseconds a read waits for a first entry.
+BLOCK_MS = 1000
+#: Seconds between two looks for entries other judges left pending.
+CLAIM_EVERY_S = 10.0
+#: Seconds between reconnection attempts after Redis went away.
+RECONNECT_S = 2.0
+
+
+@dataclass
+class Judge:
+    """The judging loop of one process (see the module docstring)."""
+
+    connection: redis.Redis
+    key: str
+    consumer: str
+    context: WorkerContext
+    batch_checks: int = DEFAULT_BATCH_CHECKS
+    batch_citations: int = DEFAULT_BATCH_CITATIONS
+    min_idle_ms: int = DEFAULT_MIN_IDLE_MS
+    #: Checks stored so far.
+    checks_done: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+    _last_claim: float = 0.0
+    _own_pending: bool = True
+
+    @property
+    def store(self) -> Store:
+        return self.context.store
+
+    def run(self, burst: bool = False) -> int:
+        """Judge until stopped (``burst``: until the stream has nothing for this judge)."""
+        ensure_group(self.connection, self.key)
+        log.info("judge %s reading %s", self.consumer, self.key)
+        while not self.stop.is_set():
+            try:
+                entries = self.take()
+                if entries:
+                    self.judge(entries)
+                elif burst:
+                    return 0
+            except redis.RedisError as exc:
+                log.warning("Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
+                self._own_pending = True
+                self.stop.wait(RECONNECT_S)
+            except Exception:  # noqa: BLE001 - e.g. the store is down: the entries stay pending
+                log.exception("could not store a batch; its entries stay pending, retrying in %.0f s", RECONNECT_S)
+                self._own_pending = True
+                self.stop.wait(RECONNECT_S)
+        return 0
+
+    def take(self) -> list[PreparedEntry]:
+        """The next batch: stale entries of dead judges, this consumer's own pending ones, new ones."""
+        entries: list[PreparedEntry] = []
+        if time.monotonic() - self._last_claim >= CLAIM_EVERY_S:
+            self._last_claim = time.monotonic()
+            entries = claim_stale(self.connection, self.key, self.consumer, self.batch_checks, self.min_idle_ms)
+        if not entries and self._own_pending:
+            entries = read_prepared(self.connection, self.key, self.consumer, self.batch_checks, pending=True)
+            self._own_pending = bool(entries)
+        if entries:
+            return entries
+        entries = read_prepared(self.connection, self.key, self.consumer, self.batch_checks, BLOCK_MS)
+        while entries and len(entries) < self.batch_checks and _citations(entries) < self.batch_citations:
+            more = read_prepared(self.connection, self.key, self.consumer, self.batch_checks - len(entries))
+            if not more:
+                break
+            entries += more
+        return entries
+
+    def judge(self, entries: list[PreparedEntry]) -> None:
+        """Judge a batch and store each check before acknowledging its entry."""
+        todo, done = self._triage(entries)
+        ack_prepared(self.connection, self.key, done)
+        if not todo:
+            return
+        started = time.monotonic()
+        try:
+            outcomes = self.context.pipeline.judge_many(  # type: ignore[union-attr]
+                [(record.claims, entry.prepared) for entry, record in todo])
+        except Exception as exc:  # noqa: BLE001 - one bad check must not fail the batch: judge them alone
+            if len(todo) == 1:
+                log.exception("check %s could not be judged", todo[0][0].check_id)
+                self._fail(todo[0][0], f"{type(exc).__name__}: {exc}")
+                return
+            log.exception("a batch of %d checks failed; judging them one by one", len(todo))
+            for entry, _ in todo:
+                self.judge([entry])
+            return
+        seconds = (time.monotonic() - started) / len(todo)
+        for (entry, record), results in zip(todo, outcomes, strict=True):
+            self._store(entry, record, results, seconds)
+        log.info("judged %d checks (%d citations) in %.1f s", len(todo), sum(len(r) for r in outcomes),
+                 time.monotonic() - started)
+
+    def _triage(self, entries: list[PreparedEntry]) -> tuple[list[tuple[PreparedEntry, Check]], list[str]]:
+        """The entries to judge (with their store records), and the ids to acknowledge as they are."""
+        todo: list[tuple[PreparedEntry, Check]] = []
+        ack: list[str] = []
+        seen: set[str] = set()
+        for entry in entries:
+            if entry.prepared is None:
+                if entry.check_id:
+                    self._fail(entry, entry.error)
+                else:
+                    ack.append(entry.entry_id)
+                continue
+            record = self.store.check(entry.check_id)
+            if record is None or record.status == CheckStatus.DONE or entry.check_id in seen:
+                log.info("check %s: %s; acknowledging its entry", entry.check_id,
+                         "unknown" if record is None else "already judged")
+                ack.append(entry.entry_id)
+                continue
+            seen.add(entry.check_id)
+            todo.append((entry, record))
+        return todo, ack
+
+    def _store(self, entry: PreparedEntry, record: Check, results: list[Result], seconds: float) -> None:
+        context = self.context
+        lead = check_lead(context, record.id)
+        priorities = context.prioritize(record.wiki, record.title, record.revision, results) \
+            if context.prioritize else None
+        done = self.store.finish(record.id, results, seconds, lead=lead, priorities=priorities)
+        ack_prepared(self.connection, self.key, [entry.entry_id])
+        self.checks_done += 1
+        log.info("check %s done: %d citations, %d flagged", record.id, done.citations, done.flagged)
+
+    def _fail(self, entry: PreparedEntry, reason: str) -> None:
+        log.error("check %s failed for good: %s", entry.check_id, reason)
+        try:
+            self.store.fail(entry.check_id, reason)
+        except Exception:  # noqa: BLE001 - an unknown check: nothing to mark
+            log.exception("could not mark check %s failed", entry.check_id)
+        ack_prepared(self.connection, self.key, [entry.entry_id])
+
+
+def _citations(entries: list[PreparedEntry]) -> int:
+    return sum(len(e.prepared.citations) for e in entries if e.prepared is not None)
