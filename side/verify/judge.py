@@ -469,8 +469,10 @@ class Judge:
         self.breaker = breaker or CircuitBreaker(settings.breaker_failures, settings.breaker_reset_s)
         self.session = session or requests.Session()
         self.sleep = sleep
-        #: False once the server refused ``response_format``: later requests go without it.
-        self.schema_supported = True
+        #: The ways of asking for the schema the server has not refused yet, first tried first:
+        #: OpenAI's ``json_schema`` (vLLM, Lift Wing), then ``json_object`` with a ``schema``
+        #: (llama-cpp-python's server), then none (lenient parsing).
+        self.schema_styles: list[str | None] = ["json_schema", "json_object", None]
         self.model = settings.model
 
     @classmethod
@@ -518,14 +520,16 @@ class Judge:
             log.info("judge verdict not shown: %s (claim %r)", verdict.rejection, request.claim[:80])
         return verdict
 
-    def _body(self, request: JudgeRequest, with_schema: bool) -> dict[str, Any]:
+    def _body(self, request: JudgeRequest, style: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"messages": request.messages(), "temperature": 0,
                                 "max_tokens": self.settings.max_tokens, "stream": False}
         if self.settings.model:
             body["model"] = self.settings.model
-        if with_schema:
+        if style == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "side_verdict", "strict": True, "schema": VERDICT_SCHEMA}}
+        elif style == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": VERDICT_SCHEMA}
         return body
 
     def _ask(self, request: JudgeRequest, deadline: float) -> dict[str, Any]:
@@ -559,17 +563,17 @@ class Judge:
         raise AssertionError("unreachable")
 
     def _post(self, request: JudgeRequest, deadline: float) -> requests.Response:
-        """One POST, within ``deadline``; a refused ``response_format`` is asked again without it."""
+        """One POST, within ``deadline``; a refused ``response_format`` is asked again the next way."""
         headers = {"Content-Type": "application/json"}
         if self.settings.token:
             headers["Authorization"] = f"Bearer {self.settings.token}"
-        for with_schema in ([True, False] if self.schema_supported else [False]):
+        for style in list(self.schema_styles):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise JudgeUnavailable(f"the judge did not answer within {self.settings.timeout_s:g} s",
                                        Unavailability.SLOW)
             try:
-                response = self.session.post(self.settings.url, json=self._body(request, with_schema), headers=headers,
+                response = self.session.post(self.settings.url, json=self._body(request, style), headers=headers,
                                              timeout=(min(left, 10.0), left), stream=True)
                 response._content = _read_until(response, deadline, self.settings.timeout_s)
             except requests.Timeout as exc:
@@ -581,9 +585,10 @@ class Judge:
                                            Unavailability.SLOW) from exc
                 raise JudgeUnavailable(f"the judge cannot be reached: {type(exc).__name__}",
                                        Unavailability.DOWN) from exc
-            if with_schema and response.status_code in (400, 422) and "response_format" in response.text:
-                log.info("the judge endpoint refuses response_format; asking without a schema from now on")
-                self.schema_supported = False
+            if style is not None and response.status_code in (400, 422) and "response_format" in response.text:
+                log.info("the judge endpoint refuses response_format %s; not asking for it again", style)
+                if style in self.schema_styles:
+                    self.schema_styles.remove(style)
                 continue
             return response
         raise AssertionError("unreachable")
