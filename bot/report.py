@@ -87,7 +87,8 @@ def _score(msg: Messages, score: float | None) -> str:
 def _item_text(msg: Messages, n: int, item: ReportItem) -> str:
     result = item.result
     lines = [msg("side-report-citation", n), f"; {msg('side-report-claim')}", f": {nowiki(item.claim_text)}",
-             f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}"]
+             f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}",
+             ": " + msg("side-report-decided-by", nowiki(result.decided_by or "Side"))]
     words = item.unsupported
     if words:
         quoted = ", ".join(nowiki(w, WORD_CHARS) for w in words[:MAX_WORDS])
