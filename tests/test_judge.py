@@ -10,8 +10,6 @@ import time
 import pytest
 import requests
 
-from harness import free_port
-from harness.llm import MODEL_ALIAS, CountingProxy, Scripted, ScriptedServer, SlowProxy, chat_answer
 from side.config import LIFTWING_LLM_URL, load_config
 from side.errors import ConfigError
 from side.extract.claims import Citation, Claim
@@ -34,6 +32,9 @@ from side.verify.judge import (
 )
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
+
+from harness import free_port
+from harness.llm import MODEL_ALIAS, CountingProxy, Scripted, ScriptedServer, SlowProxy, chat_answer
 
 SOURCE = ("Alsea annual report.\nAlsea operates Starbucks coffee shops in Mexico, Argentina and Chile.\n"
           "The company was founded in 1990 in Mexico City.\nIt also operates Domino's Pizza restaurants.")

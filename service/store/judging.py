@@ -92,6 +92,16 @@ class JudgeLedger:
             conn.execute(results.update().where(results.c.id == row.result_id).values(
                 judge_note=f"to be judged later by the LLM: {reason}"[:4000]))
 
+    def drop_judgement(self, pending_id: int, note: str) -> None:
+        """Stop waiting for the judge on this citation (it gave no verdict): Side's verdict stands."""
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(judge_pending.c.result_id).where(judge_pending.c.id == pending_id)).first()
+            if row is None:
+                return
+            conn.execute(results.update().where(results.c.id == row.result_id).values(
+                judge_note=note[:4000], judge_pending=False))
+            conn.execute(judge_pending.delete().where(judge_pending.c.id == pending_id))
+
     def record_judgement(self, pending_id: int, verdict: JudgeVerdict) -> bool:
         """Put the judge's ``verdict`` on the pending citation's result and drop the row, in one
         transaction. An accepted verdict replaces the level (and the flag that follows from it) and
