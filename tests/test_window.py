@@ -67,7 +67,8 @@ def test_window_holds_the_evidence_and_its_neighbours_with_gaps_marked():
 def test_scores_given_by_the_caller_decide_the_order():
     scores = np.zeros(len(PAGE))
     scores[5] = 1.0
-    window = build_evidence_window(QUERY, PAGE, scores=scores, budget=count_tokens(render_window(PAGE, [4, 5, 6])))
+    window = build_evidence_window(QUERY, PAGE, scores=scores, budget=count_tokens(render_window(PAGE, [4, 5, 6])),
+                                   neighbours=1)
     assert window.sentences == (4, 5, 6)
     with pytest.raises(ValueError):
         build_evidence_window(QUERY, PAGE, scores=np.zeros(3), budget=70)
@@ -103,3 +104,13 @@ def test_context_names_what_a_bare_claim_does_not():
     with_title = window_scores(Query("He resigned.", title="Roger Hedgecock"), page, context_weight=0.5)
     assert with_title[1] - bare[1] > 0  # the title lifts the sentence that names the subject
     assert int(np.argmax(with_title)) == 2  # the claim's own words still decide
+
+
+def test_a_neighbour_comes_next_when_it_bears_on_the_claim_too():
+    page = ["Alpha filler words.", "Zed moved to Lyon.", "He won the cup there in 1990.", "Beta filler words.",
+            "Gamma filler words.", "Lyon is a city.", "Delta filler words."]
+    claim = Query("Zed won the cup in Lyon in 1990 after he moved to Lyon.")
+    alone = window_scores(claim, page, context_weight=0.0, neighbour_weight=0.0)
+    smoothed = window_scores(claim, page, context_weight=0.0, neighbour_weight=0.3)
+    assert smoothed[1] - alone[1] > smoothed[5] - alone[5]  # beside the best sentence, lifted more
+    assert np.argsort(-smoothed)[:2].tolist() in ([1, 2], [2, 1])

@@ -13,7 +13,7 @@ __all__ = ["register", "run"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     from side.evaluation.window import DEFAULT_BUDGETS, HEAD_CHARS
-    from side.verify.window import DEFAULT_CONTEXT_WEIGHT, DEFAULT_NEIGHBOURS
+    from side.verify.window import DEFAULT_CONTEXT_WEIGHT, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULT_NEIGHBOURS
 
     p = sub.add_parser(
         "window", help="how often the judge's evidence window holds a complete gold evidence set",
@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"window budget in tokens, repeatable (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
     p.add_argument("--neighbours", type=int, default=DEFAULT_NEIGHBOURS,
                    help="sentences kept either side of each chosen sentence (default: %(default)s)")
+    p.add_argument("--neighbour-weight", type=float, default=DEFAULT_NEIGHBOUR_WEIGHT,
+                   help="share of the better neighbour's relevance added to a sentence's (default: %(default)s)")
     p.add_argument("--context-weight", type=float, default=DEFAULT_CONTEXT_WEIGHT,
                    help="weight of the claim's title, section and context in the relevance (default: %(default)s)")
     p.add_argument("--dense", action="store_true",
@@ -53,7 +55,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
         encoder = EmbeddingCache(shared_encoder(config.verifier.device, config.verifier.precision,
                                                 config.encoder.model))
-    report = evaluate_windows(items, budgets, args.neighbours, args.context_weight, encoder)
+    report = evaluate_windows(items, budgets, args.neighbours, args.context_weight, encoder,
+                              neighbour_weight=args.neighbour_weight)
     report["claims_file"] = str(claims)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -65,12 +68,16 @@ def run(args: argparse.Namespace, config: Config) -> int:
                         f"evidence, {claims.name}; tokens = characters / 4)")
     for col in ("method", "budget (tokens)", "claims covered", "tokens per claim"):
         table.add_column(col, justify="right" if col != "method" else "left")
-    for row in report["window"]:
-        table.add_row(f"evidence window ({report['scores']}, neighbours {report['neighbours']}, context "
-                      f"{report['context_weight']})", str(row["budget"]), f"{row['coverage']:.3f}",
-                      f"{row['tokens_per_claim']:.0f}")
+    names = {"window": "evidence window", "plain_bm25_neighbours": "plain BM25 + 1 neighbour"}
+    for key, name in names.items():
+        for row in report[key]:
+            table.add_row(name, str(row["budget"]), f"{row['coverage']:.3f}", f"{row['tokens_per_claim']:.0f}")
     head = report["head_cut"]
     table.add_row(f"page head (first {head['chars']:,} characters)", "-", f"{head['coverage']:.3f}",
                   f"{head['tokens_per_claim']:.0f}")
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(f"evidence window: relevance {report['scores']} of the claim, context weight "
+                  f"{report['context_weight']}, neighbour weight {report['neighbour_weight']}, neighbours "
+                  f"{report['neighbours']}; plain: the claim's BM25 alone, one neighbour either side")
     return 0

@@ -21,6 +21,7 @@ from side.evaluation.verify import wice_query, wice_sentences
 from side.verify.verifier import Query
 from side.verify.window import (
     DEFAULT_CONTEXT_WEIGHT,
+    DEFAULT_NEIGHBOUR_WEIGHT,
     DEFAULT_NEIGHBOURS,
     Encodes,
     build_evidence_window,
@@ -75,19 +76,29 @@ def is_covered(window: frozenset[int] | set[int], gold_sets: Sequence[frozenset[
     return any(gold and gold <= window for gold in gold_sets)
 
 
+def _coverage_rows(covered: dict[int, int], tokens: dict[int, list[int]], n: int) -> list[dict[str, Any]]:
+    return [{"budget": b, "coverage": covered[b] / n if n else 0.0,
+             "tokens_per_claim": float(np.mean(tokens[b])) if n else 0.0} for b in covered]
+
+
 def evaluate_windows(items: Sequence[WindowItem], budgets: Sequence[int] = DEFAULT_BUDGETS,
                      neighbours: int = DEFAULT_NEIGHBOURS, context_weight: float = DEFAULT_CONTEXT_WEIGHT,
-                     encoder: Encodes | None = None, progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
-    """Gold-set coverage and mean tokens of the window at each budget, and of the head cut."""
-    covered = {b: 0 for b in budgets}
-    tokens: dict[int, list[int]] = {b: [] for b in budgets}
+                     encoder: Encodes | None = None, progress: Callable[[int], Any] | None = None,
+                     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT) -> dict[str, Any]:
+    """Gold-set coverage and mean tokens of the window at each budget, of a plain window (the
+    claim's BM25, one neighbour either side, nothing else) at the same budgets, and of the head cut."""
+    designs = {"window": (neighbours, context_weight, neighbour_weight, encoder),
+               "plain_bm25_neighbours": (1, 0.0, 0.0, None)}
+    covered = {name: {b: 0 for b in budgets} for name in designs}
+    tokens: dict[str, dict[int, list[int]]] = {name: {b: [] for b in budgets} for name in designs}
     head_covered, head_tokens = 0, []
     for item in items:
-        scores = window_scores(item.query, item.sentences, encoder, context_weight)
-        for budget in budgets:
-            window = build_evidence_window(item.query, item.sentences, scores, budget, neighbours)
-            covered[budget] += is_covered(set(window.sentences), item.gold_sets)
-            tokens[budget].append(window.tokens)
+        for name, (width, context, smoothing, dense) in designs.items():
+            scores = window_scores(item.query, item.sentences, dense, context, neighbour_weight=smoothing)
+            for budget in budgets:
+                window = build_evidence_window(item.query, item.sentences, scores, budget, width)
+                covered[name][budget] += is_covered(set(window.sentences), item.gold_sets)
+                tokens[name][budget].append(window.tokens)
         head, head_count = head_cut(item.sentences)
         head_covered += is_covered(head, item.gold_sets)
         head_tokens.append(head_count)
@@ -95,10 +106,9 @@ def evaluate_windows(items: Sequence[WindowItem], budgets: Sequence[int] = DEFAU
             progress(1)
     n = len(items)
     return {
-        "claims": n, "neighbours": neighbours, "context_weight": context_weight,
+        "claims": n, "neighbours": neighbours, "neighbour_weight": neighbour_weight, "context_weight": context_weight,
         "scores": "bm25+cosine" if encoder is not None else "bm25",
-        "window": [{"budget": b, "coverage": covered[b] / n if n else 0.0,
-                    "tokens_per_claim": float(np.mean(tokens[b])) if n else 0.0} for b in budgets],
+        **{name: _coverage_rows(covered[name], tokens[name], n) for name in designs},
         "head_cut": {"chars": HEAD_CHARS, "coverage": head_covered / n if n else 0.0,
                      "tokens_per_claim": float(np.mean(head_tokens)) if n else 0.0},
     }
