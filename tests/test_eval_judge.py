@@ -119,3 +119,37 @@ def test_cascade_takes_the_judges_accepted_verdicts_inside_the_band_only():
     assert cost["cascade_calls"] == 3 and cost["cascade_share"] == pytest.approx(0.6)
     assert cost["prompt_tokens_per_citation"] == 500
     assert cost["cascade_prompt_tokens_per_citation"] == pytest.approx(300)
+
+
+def test_eval_verify_citations_with_a_judge_on_loopback(tmp_path, capsys):
+    """The whole command: the shipped verifier, a real HTTP server on 127.0.0.1 as the judge."""
+    from harness.llm import ScriptedServer, chat_answer
+
+    source = "Alsea is a Mexican restaurant operator. It was founded in 1990 in Mexico City by the Torrado family."
+    rows = [{"claim": "Alsea was founded in 1990.", "source_text": source, "label": "supported", "title": "Alsea"},
+            {"claim": "Alsea was founded in 1850 in Paris.", "source_text": source, "label": "not supported"},
+            {"claim": "Alsea was founded in 1990 by Carlos Slim.", "source_text": source,
+             "label": "partially supported"}]
+    path = tmp_path / "citations.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    answer = json.dumps({"level": "supported", "quotes": ["It was founded in 1990 in Mexico City"],
+                         "unsupported": "", "confidence": 0.8})
+    with ScriptedServer(chat_answer(answer, prompt_tokens=321)) as server:
+        code = main(["eval", "verify", "citations", "--claims", str(path), "--judge", server.url,
+                     "--judge-model", "scripted", "--json"])
+        asked = len(server.requests)
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert asked == 3 and report["cost"]["judge_answers"] == 3
+    assert report["cost"]["prompt_tokens_per_citation"] == 321 and report["cost"]["quotes_not_found"] == 0
+    assert report["judge_model"] == "scripted" and "27B" in report["note"] and "0.791" in report["note"]
+    assert {"side", "judge", "cascade"} <= set(report)
+    assert report["judge"]["macro_f1"] == pytest.approx(1 / 3 * 0.5)  # always supported: one level of three, P 1/3
+
+
+def test_judge_url_outside_loopback_and_the_allow_list_is_refused(tmp_path, capsys):
+    path = tmp_path / "citations.jsonl"
+    path.write_text(json.dumps({"claim": "A.", "source_text": "A.", "label": "supported"}) + "\n")
+    assert main(["eval", "verify", "citations", "--claims", str(path), "--judge", "https://example.org/v1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "allow_endpoints" in err and len(err.splitlines()) == 1

@@ -97,16 +97,19 @@ def _print(report: dict[str, Any], task: str) -> None:
     methods = [m for m in ("side", "judge", "cascade") if report.get(m)]
     table = Table(title=f"{task}: Side, the judge ({report['judge_model'] or 'none'}) and the cascade "
                         f"({report['scored']} citations; band [{report['band'][0]}, {report['band'][1]}))")
-    for col in ("method", "AUROC(not supported)", "AUROC(not fully supported)", "levels macro-F1",
-                "needs-review F1 (own cut)", "good flagged", "F1 @15% good flagged", "F1 @30% good flagged"):
+    for col in ("method", "AUROC NS", "AUROC NFS", "levels F1", "review F1", "@15% good", "@30% good"):
         table.add_column(col)
     for name in methods:
         m = report[name]
         table.add_row(name, _fmt(m["auroc_not_supported"]), _fmt(m["auroc_not_fully_supported"]),
-                      _fmt(m["macro_f1"]), _fmt(m["needs_review_f1"]), _fmt(m["good_flagged"], 2),
-                      f"{_fmt(m['needs_review_f1_at_15'])} ({_fmt(m['good_flagged_at_15'], 2)})",
-                      f"{_fmt(m['needs_review_f1_at_30'])} ({_fmt(m['good_flagged_at_30'], 2)})")
+                      _fmt(m["macro_f1"]), f"{_fmt(m['needs_review_f1'])} ({m['good_flagged']:.0%})",
+                      f"{_fmt(m['needs_review_f1_at_15'])} ({m['good_flagged_at_15']:.0%})",
+                      f"{_fmt(m['needs_review_f1_at_30'])} ({m['good_flagged_at_30']:.0%})")
     console.print(table)
+    console.print("AUROC NS / NFS: of not supported / not fully supported against the rest. levels F1: macro-F1 "
+                  "of the three levels. review F1: F1 of needs review (partially or not supported) at the method's "
+                  "own levels, then with the cut moved to flag 15% / 30% of supported citations (in brackets: the "
+                  "share of supported citations flagged).")
     cost = report["cost"]
     console.print(f"Side alone: latency p50 {_fmt(cost['side_p50_s'], 2)} s, p95 {_fmt(cost['side_p95_s'], 2)} s "
                   "per citation")
