@@ -8,7 +8,6 @@ import json
 import time
 
 import pytest
-import requests
 
 from side.config import LIFTWING_LLM_URL, load_config
 from side.errors import ConfigError
@@ -43,8 +42,9 @@ REQUEST = JudgeRequest(claim="Alsea was founded in 1990.", window=SOURCE, source
 
 
 def settings(url: str, **kwargs) -> JudgeSettings:
-    return JudgeSettings(**{"endpoint": url, "model": MODEL_ALIAS, "timeout_s": 60.0, "retries": 1,
-                            "backoff_s": 0.1, "rate_per_hour": 0, **kwargs})
+    """Generous deadlines: the 270M model on a loaded 2-core machine takes minutes per answer."""
+    return JudgeSettings(**{"endpoint": url, "model": MODEL_ALIAS, "timeout_s": 600.0, "retries": 1,
+                            "backoff_s": 0.1, "rate_per_hour": 0, "max_tokens": 128, **kwargs})
 
 
 def verdict_json(level: str, quotes: list[str], unsupported: str = "", confidence: float = 0.9) -> str:
@@ -62,16 +62,18 @@ def side_result(score: float, level: VerdictLevel, sentences: list[str]) -> Resu
 # --- through the real server ---------------------------------------------------------------------------
 
 def test_a_verdict_through_the_real_server_under_a_json_schema(llm_server):
-    judge = Judge(settings(llm_server.url))
-    verdict = judge.judge(REQUEST)
+    with CountingProxy(llm_server.url) as proxy:
+        judge = Judge(settings(proxy.url))
+        verdict = judge.judge(REQUEST)
     assert verdict.model == MODEL_ALIAS and verdict.decided_by == f"LLM: {MODEL_ALIAS}"
     assert verdict.level in VerdictLevel and 0.0 <= verdict.confidence <= 1.0
     assert verdict.prompt_tokens > 0 and verdict.latency_s > 0
     assert verdict.quote_found == (bool(verdict.quotes) and all(find_quote(q, SOURCE) for q in verdict.quotes))
     # llama-cpp-python's server refuses OpenAI's json_schema form and takes its own json_object + schema
+    assert [r["response_format"]["type"] for r in proxy.requests] == ["json_schema", "json_object"]
     assert judge.schema_styles[0] == "json_object"
-    body = judge._body(REQUEST, "json_object")
-    answer = requests.post(f"{llm_server.url}/chat/completions", json=body, timeout=120).json()
+    assert all(r["temperature"] == 0 for r in proxy.requests)
+    answer = json.loads(proxy.responses[-1])
     content = json.loads(answer["choices"][0]["message"]["content"])  # strict JSON: the grammar held
     assert set(content) == set(VERDICT_SCHEMA["required"])
     assert content["level"] in {level.value for level in VerdictLevel}
@@ -93,11 +95,10 @@ def test_an_endpoint_that_is_down_is_unavailable_and_the_citation_waits(llm_serv
         assert "judged later" in result.judge_note
     finally:
         llm_server.start()
-    assert Judge(settings(llm_server.url)).judge(result.judge_request).model == MODEL_ALIAS  # nothing was lost
 
 
 def test_an_endpoint_slower_than_the_deadline_is_unavailable_in_time(llm_server):
-    with SlowProxy(llm_server.url, delay_s=6.0) as proxy:
+    with SlowProxy(llm_server.url, delay_s=4.0) as proxy:
         judge = Judge(settings(proxy.url, timeout_s=2.0))
         started = time.monotonic()
         with pytest.raises(JudgeUnavailable) as caught:
@@ -114,11 +115,17 @@ def test_the_cache_answers_a_repeated_request_without_the_server(llm_server):
         judge = Judge(settings(proxy.url), cache=cache)
         first = judge.judge(REQUEST)
         again = judge.judge(REQUEST)
-        other_prompt = Judge(settings(proxy.url, prompt_version="side-judge-test"), cache=cache).judge(REQUEST)
     assert not first.cached and again.cached
     assert (again.level, again.quotes, again.model) == (first.level, first.quotes, first.model)
-    assert len(proxy.requests) == 2  # the first request and the one under another prompt version
-    assert not other_prompt.cached
+    assert len([r for r in proxy.requests if r["response_format"]["type"] == "json_object"]) == 1
+    # the key: model, prompt version, claim (with title and section) and the source's hash
+    key = REQUEST.cache_key(MODEL_ALIAS, judge.settings.prompt_version)
+    assert cache.get(key) is not None
+    assert key != REQUEST.cache_key(MODEL_ALIAS, "side-judge-0") != REQUEST.cache_key("other", "side-judge-1")
+    assert key != JudgeRequest(REQUEST.claim, REQUEST.window, SOURCE + " More.", REQUEST.title,
+                               REQUEST.section).cache_key(MODEL_ALIAS, judge.settings.prompt_version)
+    assert key == JudgeRequest(REQUEST.claim, "another window", SOURCE, REQUEST.title, REQUEST.section,
+                               "other context").cache_key(MODEL_ALIAS, judge.settings.prompt_version)
 
 
 def test_an_exhausted_rate_budget_leaves_the_citation_to_be_judged_later(llm_server):

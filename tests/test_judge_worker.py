@@ -39,7 +39,7 @@ def stack(service_stack, sources, llm_server):
     return service_stack(env={"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_JUDGE_ENDPOINT": llm_server.url,
                               "SIDE_JUDGE_ALLOW_ENDPOINTS": origin, "SIDE_JUDGE_MODEL": MODEL_ALIAS,
                               "SIDE_JUDGE_MODE": "all", "SIDE_JUDGE_RATE_PER_HOUR": "2",
-                              "SIDE_JUDGE_TIMEOUT_S": "60", "SIDE_JUDGE_RETRIES": "0",
+                              "SIDE_JUDGE_TIMEOUT_S": "600", "SIDE_JUDGE_RETRIES": "0", "SIDE_JUDGE_MAX_TOKENS": "128",
                               "SIDE_JUDGE_RETRY_LATER_S": "2"})
 
 
@@ -60,7 +60,7 @@ def spend_no_budget(stack) -> None:
         connection.delete(key)
 
 
-def wait_judged(stack, check_id: str, timeout: float = 240.0) -> list:
+def wait_judged(stack, check_id: str, timeout: float = 1800.0) -> list:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         results = stack.store().results(check_id)
@@ -75,7 +75,7 @@ def test_verdicts_wait_while_the_endpoint_is_down_and_are_judged_when_it_is_back
     llm_server.stop()
     try:
         record, _ = stack.submit(new_check(sources, 201, "Mexico"))
-        done = stack.wait_for(record.id, timeout=240)
+        done = stack.wait_for(record.id, timeout=1800)
         assert done.status == "done", done.error
         results = stack.store().results(record.id)
         assert len(results) == 3 and all(r.decided_by == "Side" for r in results)
@@ -95,7 +95,7 @@ def test_verdicts_wait_while_the_endpoint_is_down_and_are_judged_when_it_is_back
 def test_an_exhausted_budget_leaves_citations_to_be_judged_later_and_the_dashboard_names_the_llm(stack, sources):
     spend_no_budget(stack)
     record, _ = stack.submit(new_check(sources, 202, "Mexico City"))
-    done = stack.wait_for(record.id, timeout=240)
+    done = stack.wait_for(record.id, timeout=1800)
     assert done.status == "done", done.error
     results = stack.store().results(record.id)
     assert [r.judge is not None for r in results] == [True, True, False]  # a budget of 2 an hour

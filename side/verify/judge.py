@@ -585,7 +585,8 @@ class Judge:
                                            Unavailability.SLOW) from exc
                 raise JudgeUnavailable(f"the judge cannot be reached: {type(exc).__name__}",
                                        Unavailability.DOWN) from exc
-            if style is not None and response.status_code in (400, 422) and "response_format" in response.text:
+            # a refusal of the schema names the field; llama-cpp-python's server answers it with a 500
+            if style is not None and response.status_code in (400, 422, 500) and "response_format" in response.text:
                 log.info("the judge endpoint refuses response_format %s; not asking for it again", style)
                 if style in self.schema_styles:
                     self.schema_styles.remove(style)

@@ -243,12 +243,15 @@ class SlowProxy(_Owner):
         super().__init__()
         self.upstream = upstream.rstrip("/")
         self.delay_s = delay_s
+        #: The upstream's answers, as passed back.
+        self.responses: list[bytes] = []
 
     def answer(self, path: str, body: bytes) -> Scripted:
         self.requests.append(json.loads(body or b"{}"))
         time.sleep(self.delay_s)
         response = requests.post(self.upstream + path.removeprefix("/v1"), data=body,
-                                 headers={"Content-Type": "application/json"}, timeout=120)
+                                 headers={"Content-Type": "application/json"}, timeout=900)
+        self.responses.append(response.content)
         return Scripted(response.content, response.status_code)
 
 
