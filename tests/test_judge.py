@@ -300,3 +300,26 @@ def test_the_token_is_never_read_from_a_file(tmp_path):
     with pytest.raises(ConfigError, match="SIDE_JUDGE_TOKEN"):
         load_config(path, environ={})
     assert "secret" not in repr(load_config(environ={"SIDE_JUDGE_TOKEN": "secret"}).judge)
+
+
+SPANISH = ("Alsea es una empresa mexicana que opera restaurantes en América Latina y Europa. "
+           "La compañía fue fundada en 1990 en la Ciudad de México por la familia Torrado. "
+           "Hoy opera más de cuatro mil unidades de marcas como Starbucks, Domino's Pizza y Burger King. "
+           "Sus oficinas centrales están en la Ciudad de México, y cotiza en la Bolsa Mexicana de Valores. "
+           "En los últimos años la empresa ha crecido sobre todo en España, Francia y los Países Bajos.")
+
+
+def test_a_readable_page_in_another_language_is_kept_for_the_judge():
+    from side.errors import ForeignSourceError
+    from side.pipeline import CheckSources, ReadPlan, checkable
+    from side.sources.fetch import Source
+    from side.text import split_sentences
+
+    source = Source("http://127.0.0.1/es", "http://127.0.0.1/es", "Alsea", "", SPANISH, "text/html",
+                    tuple(split_sentences(SPANISH)))
+    with pytest.raises(ForeignSourceError) as caught:
+        checkable(source)
+    assert caught.value.language == "es" and caught.value.sentences == source.sentences
+    loaded = CheckSources(fetch=lambda url: source).load(ReadPlan(source.url))
+    assert loaded.status is SourceStatus.CANNOT_CHECK and "Spanish" in loaded.error
+    assert loaded.language == "es" and loaded.foreign == source.sentences and loaded.sentences == ()

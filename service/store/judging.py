@@ -53,8 +53,8 @@ def pending_rows(conn: Connection, check_id: str, requests: dict[int, tuple[Judg
     results to ``judge_pending``; returns how many were added."""
     if not requests:
         return 0
-    ids = dict(conn.execute(sa.select(results.c.position, results.c.id).where(
-        results.c.check_id == check_id, results.c.position.in_(list(requests)))).tuples().all())
+    ids = {row.position: row.id for row in conn.execute(sa.select(results.c.position, results.c.id).where(
+        results.c.check_id == check_id, results.c.position.in_(list(requests))))}
     rows = [{"result_id": ids[position], "check_id": check_id, "request": _json(request.to_dict()), "attempts": 0,
              "reason": reason[:4000], "created_at": now} for position, (request, reason) in requests.items()]
     conn.execute(judge_pending.insert(), rows)
