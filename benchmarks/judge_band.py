@@ -14,7 +14,7 @@ their supported parts, and their pages stripped of the evidence), this prints:
 
 No dev or test data is read. Signals are cached under ``var/calibration`` like ``side calibrate``'s::
 
-    python benchmarks/judge_band.py [--precision 0.9]
+    python benchmarks/judge_band.py [--precision 0.9] [--items N]
 """
 
 from __future__ import annotations
@@ -41,11 +41,15 @@ def supported_floor(score: np.ndarray, levels: list[str], precision: float) -> f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--precision", type=float, default=0.9)
+    parser.add_argument("--items", type=int, default=0,
+                        help="the first N items of the construction only (0: all; a quicker, rougher choice)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     config = load_config()
     verifier = Verifier.from_config(config)
     items = level_items(config.data_dir)
+    if args.items:
+        items = items[: args.items]
     signals = level_signals(verifier, items, config.var_dir / "calibration")
     keep = np.array([not r for r in signals.reasons])
     levels = [i.level.value for i, k in zip(items, keep, strict=True) if k]

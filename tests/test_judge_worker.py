@@ -60,9 +60,13 @@ def spend_no_budget(stack) -> None:
         connection.delete(key)
 
 
-def wait_judged(stack, check_id: str, timeout: float = 1800.0) -> list:
+def wait_judged(stack, check_id: str, timeout: float = 1800.0, new_hours: bool = False) -> list:
+    """The results once none waits for the judge; ``new_hours``: the budget starts afresh each
+    time it is looked at (as if an hour had passed)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if new_hours:
+            spend_no_budget(stack)
         results = stack.store().results(check_id)
         if results and not any(r.judge_pending for r in results) and not stack.store().pending_judgements(check_id):
             return results
@@ -83,7 +87,7 @@ def test_verdicts_wait_while_the_endpoint_is_down_and_are_judged_when_it_is_back
         assert len(stack.store().pending_judgements(record.id)) == 3
     finally:
         llm_server.start()
-    judged = wait_judged(stack, record.id)
+    judged = wait_judged(stack, record.id, new_hours=True)  # three to judge, two an hour
     assert len(judged) == 3 and all(r.judge is not None and r.judge.model == MODEL_ALIAS for r in judged)
     for result in judged:  # each verdict is the judge's exactly when it was accepted
         assert result.decided_by == (LLM if result.judge.accepted else "Side")
