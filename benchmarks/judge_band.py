@@ -6,7 +6,7 @@ were chosen on (:func:`side.training.calibration.level_items`: partially support
 their supported parts, and their pages stripped of the evidence), this prints:
 
 * ``band_low``: the highest score under which "not supported" is at least ``--precision``
-  precise (Side's own not-supported verdicts below it stand);
+  (0.8) precise (Side's own not-supported verdicts below it stand);
 * ``band_high``: the lowest score at or above which "supported" is at least ``--precision``
   precise;
 * the share of train items inside ``[band_low, band_high)`` (what the judge would be sent) and
@@ -14,7 +14,7 @@ their supported parts, and their pages stripped of the evidence), this prints:
 
 No dev or test data is read. Signals are cached under ``var/calibration`` like ``side calibrate``'s::
 
-    python benchmarks/judge_band.py [--precision 0.9] [--items N]
+    python benchmarks/judge_band.py [--precision 0.8] [--items N]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def supported_floor(score: np.ndarray, levels: list[str], precision: float) -> f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--precision", type=float, default=0.9)
+    parser.add_argument("--precision", type=float, default=0.8)
     parser.add_argument("--items", type=int, default=0,
                         help="the first N items of the construction only (0: all; a quicker, rougher choice)")
     args = parser.parse_args()

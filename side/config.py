@@ -356,9 +356,11 @@ class JudgeConfig:
     #: Requests per hour to the endpoint at most (Lift Wing: 100 for anonymous callers outside
     #: Wikimedia Cloud); 0: no budget. Counted in Redis by workers, in the process by the CLI.
     rate_per_hour: int = 100
-    #: The cascade's band on Side's support score, chosen on WiCE train (docs/judge.md).
-    band_low: float = 0.25
-    band_high: float = 0.75
+    #: The cascade's band on Side's support score, chosen on WiCE train: outside it Side's not
+    #: supported (below) and supported (at or above) verdicts are at least 80% precise on the
+    #: train construction (`python benchmarks/judge_band.py --items 320 --precision 0.8`; docs/judge.md).
+    band_low: float = 0.309
+    band_high: float = 0.8263
     #: The prompt's version; part of every cache key (side.verify.judge.PROMPT_VERSION).
     prompt_version: str = "side-judge-1"
     #: Tokens the model may answer with.

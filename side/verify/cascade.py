@@ -45,8 +45,8 @@ class CascadeSettings:
     """Which citations the judge reads, and how much of each source."""
 
     mode: str = "off"
-    band_low: float = 0.25
-    band_high: float = 0.75
+    band_low: float = 0.309
+    band_high: float = 0.8263
     window_tokens: int = 1000
 
     @classmethod
