@@ -109,7 +109,8 @@ def _print(report: dict[str, Any], task: str) -> None:
     console.print("AUROC NS / NFS: of not supported / not fully supported against the rest. levels F1: macro-F1 "
                   "of the three levels. review F1: F1 of needs review (partially or not supported) at the method's "
                   "own levels, then with the cut moved to flag 15% / 30% of supported citations (in brackets: the "
-                  "share of supported citations flagged).")
+                  "share of supported citations flagged). judge: the model's own level for every citation, Side's "
+                  "where it gave none (errors below); cascade: the judge's accepted verdicts inside the band.")
     cost = report["cost"]
     console.print(f"Side alone: latency p50 {_fmt(cost['side_p50_s'], 2)} s, p95 {_fmt(cost['side_p95_s'], 2)} s "
                   "per citation")

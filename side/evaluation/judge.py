@@ -17,7 +17,9 @@ and with the cut moved so that 15% and 30% of the good (supported) citations are
 
 * **Side**: the verifier's score and level.
 * **Judge**: the judge's level for every citation, and a score read off it
-  (:func:`side.verify.cascade.judge_score`: the level moved by the judge's confidence). A supported
+  (:func:`side.verify.cascade.judge_score`: the level moved by the judge's confidence); Side's
+  level and score where the judge gave no verdict (down, past its deadline, bad output: counted
+  as errors), as a deployment would show. A supported
   or partially supported answer whose quote is not in the source keeps its level here (it is what
   the model said) and is counted; the cascade never shows it.
 * **Cascade**: Side's verdict, replaced by the judge's accepted verdict for the citations whose
