@@ -33,6 +33,31 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def print_report(report: dict) -> None:
+    from side.evaluation.judge import PEER_LIFTWING_AUC
+
+    cost = report["cost"]
+    print(f"{report['citations']} WiCE dev citations; judge {report['judge_model']} at {report['judge_url']}; "
+          f"cascade band [{report['band'][0]}, {report['band'][1]})")
+    print(f"Side alone:   p50 {cost['side_p50_s']:.2f} s  p95 {cost['side_p95_s']:.2f} s per citation")
+    print(f"Judge alone:  p50 {cost['judge_p50_s']:.2f} s  p95 {cost['judge_p95_s']:.2f} s per citation; "
+          f"{cost['judge_answers']}/{cost['judge_calls']} answered, {cost['judge_errors']} errors, "
+          f"{cost['prompt_tokens_per_citation']:.0f} prompt tokens per citation, {cost['quotes_not_found']} "
+          "supported without a quote found")
+    print(f"Cascade:      p50 {cost['cascade_p50_s']:.2f} s  p95 {cost['cascade_p95_s']:.2f} s per citation; "
+          f"{cost['cascade_calls']} of {report['citations']} sent ({cost['cascade_share']:.0%})")
+    for name in ("side", "judge", "cascade"):
+        m = report[name]
+        print(f"{name:8s} AUROC(not supported) {m['auroc_not_supported']:.3f}  AUROC(not fully) "
+              f"{m['auroc_not_fully_supported']:.3f}  levels macro-F1 {m['macro_f1']:.3f}  needs-review F1 "
+              f"{m['needs_review_f1']:.3f} / @15% {m['needs_review_f1_at_15']:.3f} / @30% "
+              f"{m['needs_review_f1_at_30']:.3f}")
+    print(f"A 270M model's figures say nothing about a 27B one; expected range for Lift Wing's llm-qwen36-27b "
+          f"(published by the peer userscript, not measured here): AUC {PEER_LIFTWING_AUC} on its strict set.")
+    if "first_error" in cost:
+        print(f"first judge error: {cost['first_error']}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=40, help="WiCE dev claims (default: %(default)s)")
@@ -44,7 +69,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from side.config import load_config
-    from side.evaluation.judge import PEER_LIFTWING_AUC, evaluate_judge, wice_citations
+    from side.evaluation.judge import evaluate_judge, wice_citations
     from side.verify.cascade import CascadeSettings
     from side.verify.judge import Judge, JudgeSettings
     from side.verify.verifier import Verifier
@@ -75,26 +100,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    cost = report["cost"]
-    print(f"{report['citations']} WiCE dev citations; judge {model} at {url}; cascade band "
-          f"[{cascade.band_low}, {cascade.band_high}), window {cascade.window_tokens} tokens")
-    print(f"Side alone:   p50 {cost['side_p50_s']:.2f} s  p95 {cost['side_p95_s']:.2f} s per citation")
-    print(f"Judge alone:  p50 {cost['judge_p50_s']:.2f} s  p95 {cost['judge_p95_s']:.2f} s per citation; "
-          f"{cost['judge_answers']}/{cost['judge_calls']} answered, {cost['judge_errors']} errors, "
-          f"{cost['prompt_tokens_per_citation']:.0f} prompt tokens per citation, {cost['quotes_not_found']} "
-          "supported without a quote found")
-    print(f"Cascade:      p50 {cost['cascade_p50_s']:.2f} s  p95 {cost['cascade_p95_s']:.2f} s per citation; "
-          f"{cost['cascade_calls']} of {report['citations']} sent ({cost['cascade_share']:.0%})")
-    for name in ("side", "judge", "cascade"):
-        m = report[name]
-        print(f"{name:8s} AUROC(not supported) {m['auroc_not_supported']:.3f}  AUROC(not fully) "
-              f"{m['auroc_not_fully_supported']:.3f}  levels macro-F1 {m['macro_f1']:.3f}  needs-review F1 "
-              f"{m['needs_review_f1']:.3f} / @15% {m['needs_review_f1_at_15']:.3f} / @30% "
-              f"{m['needs_review_f1_at_30']:.3f}")
-    print(f"A 270M model's figures say nothing about a 27B one; expected range for Lift Wing's llm-qwen36-27b "
-          f"(published by the peer userscript, not measured here): AUC {PEER_LIFTWING_AUC} on its strict set.")
-    if "first_error" in cost:
-        print(f"first judge error: {cost['first_error']}")
+    print_report(report)
     return 0
 
 
