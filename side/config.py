@@ -20,7 +20,7 @@ from side.errors import ConfigError
 __all__ = [
     "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "is_checkout", "default_var_dir", "FetchConfig", "CrawlConfig",
     "EncoderConfig", "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig",
-    "Config", "load_config",
+    "JudgeConfig", "Config", "load_config", "LIFTWING_LLM_URL", "JUDGE_MODES",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +269,7 @@ class LoginConfig:
 
 
 #: Settings that hold secrets: taken from the environment, never from a file.
-ENV_ONLY = {"login": ("consumer_secret", "session_secret")}
+ENV_ONLY = {"login": ("consumer_secret", "session_secret"), "judge": ("token",)}
 
 
 @dataclass
@@ -364,6 +364,72 @@ class PriorityConfig:
     perennial_sources: str = ""
 
 
+#: Lift Wing's OpenAI-compatible endpoint of Qwen3.6-27B (``chat/completions`` below it).
+LIFTWING_LLM_URL = "https://api.wikimedia.org/service/lw/inference/v1/models/llm-qwen36-27b/openai"
+
+#: Which citations the judge is asked about (:class:`JudgeConfig.mode`).
+JUDGE_MODES = ("off", "uncertain", "all")
+
+
+@dataclass
+class JudgeConfig:
+    """The LLM judge (side/verify/judge.py): an OpenAI-compatible chat endpoint asked for a verdict
+    where Side's own model is unsure (docs/judge.md says what leaves the machine).
+
+    Claims and source text go only to ``endpoint``, and only when it starts with one of
+    ``allow_endpoints``: an endpoint outside the list is a configuration error, never a request.
+    """
+
+    #: Base URL of the OpenAI-compatible API (``<endpoint>/chat/completions`` is called); empty:
+    #: no judge, whatever ``mode`` says (SIDE_JUDGE_ENDPOINT).
+    endpoint: str = ""
+    #: Model name sent with each request (SIDE_JUDGE_MODEL); empty: the server's only model.
+    model: str = ""
+    #: Bearer token for the endpoint: environment only (SIDE_JUDGE_TOKEN); empty: anonymous.
+    token: str = field(default="", repr=False)
+    #: URL prefixes an endpoint must start with (SIDE_JUDGE_ALLOW_ENDPOINTS, comma separated).
+    allow_endpoints: list[str] = field(default_factory=lambda: [LIFTWING_LLM_URL])
+    #: off: never; uncertain: citations whose support score is in [band_low, band_high), and
+    #: readable sources that are not English; all: every scored or readable citation.
+    mode: str = "uncertain"
+    #: Seconds one verdict may take, every retry included (SIDE_JUDGE_TIMEOUT_S).
+    timeout_s: float = 30.0
+    #: Further attempts after a 429, a 5xx or a refused connection, with backoff doubling from
+    #: ``backoff_s`` (a Retry-After header is honoured when it fits the deadline).
+    retries: int = 2
+    backoff_s: float = 1.0
+    #: Requests per hour to the endpoint at most (Lift Wing: 100 for anonymous callers outside
+    #: Wikimedia Cloud); 0: no budget. Counted in Redis by workers, in the process by the CLI.
+    rate_per_hour: int = 100
+    #: The cascade's band on Side's support score, chosen on WiCE train: outside it Side's not
+    #: supported (below) and supported (at or above) verdicts are at least 80% precise on the
+    #: train construction (`python benchmarks/judge_band.py --items 320 --precision 0.8`; docs/judge.md).
+    band_low: float = 0.309
+    band_high: float = 0.8263
+    #: The prompt's version; part of every cache key (side.verify.judge.PROMPT_VERSION).
+    prompt_version: str = "side-judge-1"
+    #: Tokens the model may answer with.
+    max_tokens: int = 384
+    #: Tokens of source text in the evidence window sent with each claim.
+    window_tokens: int = 1000
+    #: Consecutive failures (down, slow, 5xx) that open the circuit breaker, and the seconds it
+    #: stays open before one request may try again.
+    breaker_failures: int = 5
+    breaker_reset_s: float = 60.0
+    #: Seconds before citations left to be judged later are tried again (workers).
+    retry_later_s: float = 300.0
+
+    @property
+    def active_mode(self) -> str:
+        """``mode``, or ``off`` when no endpoint is configured."""
+        return self.mode if self.endpoint else "off"
+
+    def allowed(self, url: str) -> bool:
+        """Whether ``url`` starts with one of ``allow_endpoints`` (compared without a trailing slash)."""
+        url = url.rstrip("/")
+        return any(url == p.rstrip("/") or url.startswith(p.rstrip("/") + "/") for p in self.allow_endpoints if p)
+
+
 @dataclass
 class Config:
     data_dir: Path = DEFAULT_DATA_DIR
@@ -378,6 +444,7 @@ class Config:
     login: LoginConfig = field(default_factory=LoginConfig)
     bot: BotConfig = field(default_factory=BotConfig)
     priority: PriorityConfig = field(default_factory=PriorityConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
 
     @property
     def database_url(self) -> str:
@@ -489,3 +556,16 @@ def _check(cfg: Config) -> None:
     check_setting(cfg.verifier.threads)
     if cfg.service.channel_timeout_s < 1:
         raise ConfigError(f"service.channel_timeout_s must be at least 1 second, not {cfg.service.channel_timeout_s}")
+    judge = cfg.judge
+    if judge.mode not in JUDGE_MODES:
+        raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}, got {judge.mode!r}")
+    if not 0.0 <= judge.band_low <= judge.band_high <= 1.0:
+        raise ConfigError(f"judge.band_low <= judge.band_high must lie in [0, 1], got {judge.band_low}, "
+                          f"{judge.band_high}")
+    if judge.endpoint and not judge.endpoint.startswith(("http://", "https://")):
+        raise ConfigError(f"judge.endpoint must be an http(s) URL, got {judge.endpoint!r}")
+    if judge.endpoint and not judge.allowed(judge.endpoint):
+        raise ConfigError(f"judge.endpoint {judge.endpoint} is not in judge.allow_endpoints: claims and source "
+                          "text go only to an endpoint the configuration allows")
+    if judge.timeout_s <= 0 or judge.retries < 0 or judge.rate_per_hour < 0:
+        raise ConfigError("judge.timeout_s must be positive, judge.retries and judge.rate_per_hour not negative")

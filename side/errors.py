@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "SideError", "InputError", "ConfigError", "DataNotFoundError", "SourceFetchError",
-    "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "NoArchivedCopyError",
+    "SourceBlockedError", "UnsupportedContentError", "UnreadableContentError", "CannotCheckError",
+    "ForeignSourceError", "NoArchivedCopyError",
     "IndexNotFoundError", "IndexServerError",
     "ModelLoadError", "TooManyClaimsError",
 ]
@@ -92,6 +93,18 @@ class CannotCheckError(UnsupportedContentError):
     cannot read (:mod:`side.sources.states`). The citation is "cannot check", never flagged."""
 
     code = "cannot_check"
+
+
+class ForeignSourceError(CannotCheckError):
+    """The page reads as a document, but in a language Side's verifier does not read: cannot
+    check for Side, though an LLM judge reads it (``language`` and ``sentences`` are kept)."""
+
+    code = "cannot_check"
+
+    def __init__(self, message: str, *, language: str = "", sentences: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.language = language
+        self.sentences = sentences
 
 
 class NoArchivedCopyError(SourceFetchError):

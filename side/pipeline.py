@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from side.errors import CannotCheckError, SourceFetchError, UnsupportedContentError
+from side.errors import CannotCheckError, ForeignSourceError, SourceFetchError, UnsupportedContentError
 from side.extract.citeweb import cite_web
 from side.extract.claims import Citation, Claim
 from side.extract.refnames import can_name, propose_ref_name, ref_tag, reuse_tag
 from side.retrieval.pool import bm25_max, order_by
 from side.sources.archive import wayback_timestamp
 from side.sources.batch import FetchBudget, call_with_deadline, fetch_all
-from side.sources.states import assess_source
+from side.sources.states import LANGUAGE_SAMPLE_CHARS, SourceState, assess_source, detect_language
 from side.text import split_sentences
+from side.verify.judge import SIDE, JudgeRequest, JudgeVerdict
 from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Evidence, Query, Shortlist, Verdict, Verifier
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from side.retrieval.retriever import Retriever
     from side.sources.archive import ArchiveReader
     from side.sources.fetch import Source
+    from side.verify.cascade import Cascade
     from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
@@ -224,6 +226,24 @@ class Result:
     source_sentences: list[str] = field(default_factory=list, repr=False)
     #: The claim's :class:`Shortlist` of those sentences, when a reader made it (not reported).
     source_shortlist: Shortlist | None = field(default=None, repr=False, compare=False)
+    #: Who decided the level: "Side", or "LLM: <model>" when the judge's verdict was taken.
+    decided_by: str = SIDE
+    #: The judge's answer when it was asked (also when its verdict was not taken: see judge_note).
+    judge: JudgeVerdict | None = None
+    #: Why the judge's verdict is not the one shown, or why it is still to come ("" when neither).
+    judge_note: str = ""
+    #: The judge's request while the citation waits to be judged later (endpoint down, slow or out
+    #: of budget): what the worker stores so nothing is lost.
+    judge_request: JudgeRequest | None = field(default=None, repr=False)
+    #: A readable source in a language Side's verifier does not read, for the judge (not reported) ...
+    foreign_sentences: list[str] = field(default_factory=list, repr=False)
+    #: ... and its language code.
+    source_language: str = ""
+
+    @property
+    def judge_pending(self) -> bool:
+        """The citation keeps Side's verdict for now and is to be judged later."""
+        return self.judge_request is not None
 
     @property
     def failure_likelihood(self) -> float | None:
@@ -257,6 +277,8 @@ class Result:
             "failure_likelihood": self.failure_likelihood,
             "suggestions": [s.to_dict() for s in self.suggestions],
             "source_copy": self.source_copy, "source_url": self.source_url, "source_fallback": self.source_fallback,
+            "decided_by": self.decided_by, "judge": self.judge.to_dict() if self.judge else None,
+            "judge_note": self.judge_note, "judge_pending": self.judge_pending,
         }
 
     @classmethod
@@ -273,6 +295,9 @@ class Result:
             suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
             source_copy=SourceCopy(data["source_copy"]) if data.get("source_copy") else None,
             source_url=str(data.get("source_url") or ""), source_fallback=str(data.get("source_fallback") or ""),
+            decided_by=str(data.get("decided_by") or SIDE),
+            judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
+            judge_note=str(data.get("judge_note") or ""),
         )
 
 
@@ -323,6 +348,10 @@ def checkable(source: Source) -> bool:
     assessment = assess_source(source)
     if not assessment.readable:
         log.info("cannot check %s: %s", source.final_url or source.url, assessment.describe())
+        if assessment.state is SourceState.UNSUPPORTED_LANGUAGE and source.sentences:
+            code, _ = detect_language(source.text[:LANGUAGE_SAMPLE_CHARS])
+            if code and code != "en" and "undecodable" not in assessment.evidence:
+                raise ForeignSourceError(assessment.describe(), language=code, sentences=tuple(source.sentences))
         raise CannotCheckError(assessment.describe())
     return bool(source.sentences)
 
@@ -405,6 +434,10 @@ class LoadedSource:
     fallback: str = ""
     #: The copy read, when one was fetched and readable (None for corpus documents and failures).
     read: ReadSource | None = field(default=None, compare=False, repr=False)
+    #: A cannot-check source that reads as a document in another language: its sentences and
+    #: language code, for the judge (Side itself never scores them).
+    foreign: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    language: str = ""
 
     def as_tuple(self) -> tuple[SourceStatus, list[str], str, str]:
         """The :data:`SourceLoader` shape: (status, sentences, title, error)."""
@@ -511,17 +544,23 @@ class CheckSources:
             return LoadedSource(SourceStatus.UNAVAILABLE, error=f"{plan.why_archive} and gives no archived copy")
         notes = [plan.why_archive] if copies[0] is SourceCopy.ARCHIVE and plan.why_archive else []
         cannot_check = False
+        foreign: ForeignSourceError | None = None
         for n, copy in enumerate(copies):
             until = deadline if n == len(copies) - 1 else _part_of(deadline, 0.5)
             try:
                 source = self._read(copy, plan, until)
             except SourceFetchError as exc:
                 cannot_check = cannot_check or isinstance(exc, CannotCheckError)
+                if isinstance(exc, ForeignSourceError) and foreign is None:
+                    foreign = exc
                 notes.append(f"{_COPY_NAMES[copy]}: {exc}" if len(copies) > 1 else str(exc))
                 continue
             return LoadedSource(SourceStatus.FETCHED, tuple(source.sentences), source.title or "", "", copy,
                                 source.final_url, "; ".join(notes), ReadSource.of(plan.url, copy, source))
-        if cannot_check:  # something was read, and it was not the cited document
+        if cannot_check:  # something was read, and it was not the cited document (or not in English)
+            if foreign is not None:
+                return LoadedSource(SourceStatus.CANNOT_CHECK, error="; ".join(notes), foreign=foreign.sentences,
+                                    language=foreign.language)
             return LoadedSource(SourceStatus.CANNOT_CHECK, error="; ".join(notes))
         return LoadedSource(SourceStatus.UNAVAILABLE, error="; ".join(notes))
 
@@ -585,6 +624,7 @@ def source_results(load_source: SourceLoader, claims: list[Claim], on_read: Read
             result.source_status, result.source_error = source.status, source.error
             result.source_sentences = list(source.sentences)
             result.source_copy, result.source_url, result.source_fallback = source.copy, source.url, source.fallback
+            result.foreign_sentences, result.source_language = list(source.foreign), source.language
     return results
 
 
@@ -629,8 +669,10 @@ class Pipeline:
 
     def __init__(self, verifier: Verifier, retriever: Retriever | None = None, load_source: SourceLoader | None = None,
                  candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None,
-                 own_sources: int = DEFAULT_OWN_SOURCES) -> None:
+                 own_sources: int = DEFAULT_OWN_SOURCES, cascade: Cascade | None = None) -> None:
         self.verifier = verifier
+        #: The LLM judge's tier (:mod:`side.verify.cascade`); None: Side decides every verdict.
+        self.cascade = cascade
         self.retriever = retriever
         self.load_source = load_source or make_source_loader(retriever)
         self.candidates = candidates
@@ -647,7 +689,7 @@ class Pipeline:
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
                     use_index: bool = True, model_dir: str | Path | None = None,
                     candidates: int = DEFAULT_CANDIDATES, fetch: Callable[[str], Any] | None = None,
-                    readable: Readable = checkable) -> Pipeline:
+                    readable: Readable = checkable, cascade: Cascade | None = None) -> Pipeline:
         """Load the verifier and the evidence index as ``side verify`` does, for long-lived processes.
 
         ``index_dir`` None means ``config.index_dir`` when one was built there, else no corpus
@@ -656,7 +698,8 @@ class Pipeline:
         ``fetch_source`` (the worker passes one that retries transient failures); ``offline``
         never fetches. A check's sources are fetched within ``config.fetch``'s budget, archived
         copies read through ``fetch`` too unless ``config.fetch.archive`` is off; ``readable``
-        judges each copy read (see :class:`CheckSources`).
+        judges each copy read (see :class:`CheckSources`). ``cascade`` None means the one ``[judge]``
+        configures (in-process rate budget and cache; none when the judge is off).
         """
         retriever = None
         if use_index:  # first: a missing index is reported before any model loads
@@ -675,7 +718,12 @@ class Pipeline:
         if retriever is not None:
             retriever.share_encoder(verifier.encoder)
         loader = loader_from_config(config, retriever, fetch, offline, readable)
-        return cls(verifier, retriever, loader, candidates=candidates, own_sources=config.verifier.own_sources)
+        if cascade is None:
+            from side.verify.cascade import Cascade as _Cascade
+
+            cascade = _Cascade.from_config(config)
+        return cls(verifier, retriever, loader, candidates=candidates, own_sources=config.verifier.own_sources,
+                   cascade=cascade)
 
     def verify_claims(self, claims: list[Claim], progress: Callable[[int], object] | None = None,
                       on_read: ReadSink | None = None) -> list[Result]:
@@ -772,10 +820,12 @@ class Pipeline:
                 result.verdict = verdict
             else:
                 found.setdefault(id(result), []).append((hit, verdict))
+        if self.cascade is not None:
+            self.cascade.run([result for results, _, _ in groups for result in results])
         for results, _, _ in groups:
             for result in results:
                 self._decide(result, found.get(id(result), [])[: self.candidates])
-                result.source_sentences, result.source_shortlist = [], None
+                result.source_sentences, result.source_shortlist, result.foreign_sentences = [], None, []
         self._reuse([(results, pool) for results, _, pool in groups if pool])
 
     def _reuse(self, groups: list[tuple[list[Result], dict[str, OwnSource]]]) -> None:
@@ -824,6 +874,8 @@ class Pipeline:
         ]
         if result.url_depth == 0:
             result.reasons.append("generic URL (a site's front page)")
+        if result.judge_note:
+            result.reasons.append(result.judge_note)
         if result.verdict is None:
             if result.source_status == SourceStatus.NO_URL:
                 result.reasons.append("citation has no URL to verify")
@@ -840,8 +892,11 @@ class Pipeline:
         result.rank = 1 + len(better)
         if result.level.needs_review:
             result.flagged = True
-            result.reasons.append(f"{result.level.text}: support {current:.2f} below {self.flag_threshold:.2f}")
-            result.reportable = self.levels.reportable(result.level, current)
+            if result.decided_by != SIDE:  # the judge's level; a talk page reports Side's own only
+                result.reasons.append(f"{result.level.text} ({result.decided_by})")
+            else:
+                result.reasons.append(f"{result.level.text}: support {current:.2f} below {self.flag_threshold:.2f}")
+                result.reportable = self.levels.reportable(result.level, current)
         if better and better[0][1].score >= current + BETTER_MARGIN:
             result.flagged = True
             result.reasons.append(_better_reason(better[0], bool(result.suggestions)))

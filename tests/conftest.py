@@ -30,7 +30,7 @@ from side.config import DEFAULT_DATA_DIR
 
 #: Real components the service, bot and gadget tests start on 127.0.0.1 (one module each).
 pytest_plugins = ["harness.redis", "harness.mariadb", "harness.stack", "harness.mediawiki", "harness.browser",
-                  "webapp"]
+                  "harness.llm", "webapp"]
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

@@ -102,7 +102,7 @@ def test_systemd_units_have_the_usual_sections(unit):
     assert {"Unit", "Service", "Install"} <= set(parser.sections())
     assert parser["Service"]["Restart"] == "always"
     program = Path(parser["Service"]["ExecStart"].split()[0]).name
-    assert program in SCRIPTS or program in {"redis-server", "ssh"}
+    assert program in SCRIPTS or program in {"redis-server", "ssh", "vllm"}
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")

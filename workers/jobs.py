@@ -51,6 +51,7 @@ from side.pipeline import Pipeline, ReadSource, Result
 from side.prepared import PreparedCheck, Preparer
 from side.priority import Priority
 from side.sources.batch import call_with_deadline
+from side.verify.judge import Judge, JudgeError, JudgeUnavailable
 from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,10 @@ class WorkerContext:
     preparer: Preparer | None = None
     #: A reader's: hands a prepared check (check id, PreparedCheck) on to the judges.
     handoff: Callable[[str, PreparedCheck], object] | None = None
+    #: The LLM judge for citations left to be judged later (None: the judge is off).
+    judge: Judge | None = None
+    #: Queues the job that judges a check's pending citations later: (check id, again).
+    schedule_judgements: Callable[[str, bool], object] | None = None
 
 
 _context: WorkerContext | None = None
@@ -212,6 +217,9 @@ def run_check(check_id: str) -> dict[str, Any]:
             log.error("check %s failed for good: %s", check_id, reason)
             store.fail(check_id, reason)
         raise
+    pending = sum(r.judge_pending for r in outcomes)
+    if pending:
+        _schedule_judgements(context, check_id, pending)
     lead_unsupported = sum(v.level.needs_review for v in lead_verdicts or [])
     log.info("check %s done: %d citations, %d flagged, %d lead claims (%d not fully supported by the body), %.1f s",
              check_id, done.citations, done.flagged, len(lead_verdicts or []), lead_unsupported, done.seconds or 0.0)
@@ -232,3 +240,42 @@ def _prepare_check(context: WorkerContext, check_id: str, claims: list[Claim], s
              len(prepared.sources), seconds)
     return {"id": check_id, "status": "prepared", "citations": len(claims), "seconds": round(seconds, 3)}
 
+def _schedule_judgements(context: WorkerContext, check_id: str, pending: int, again: bool = False) -> None:
+    """Queue the later judgement of a check's pending citations; they stay in the store either way."""
+    if context.schedule_judgements is None:
+        log.warning("check %s: %d citations wait for the judge, and this worker cannot queue their job",
+                    check_id, pending)
+        return
+    context.schedule_judgements(check_id, again)
+
+
+def run_judgements(check_id: str) -> dict[str, Any]:
+    """Ask the judge about ``check_id``'s citations left to be judged later.
+
+    Each verdict is stored on its result as it comes (:meth:`Store.record_judgement`); one the
+    endpoint still cannot give stays pending, and this job is queued again for those. An answer
+    that is no verdict at all (malformed) ends the wait: Side's verdict stands, with the reason.
+    """
+    context = get_context()
+    store = context.store
+    pending = store.pending_judgements(check_id)
+    if context.judge is None:
+        log.warning("check %s: %d citations wait for the judge, which is off in this worker", check_id, len(pending))
+        return {"id": check_id, "judged": 0, "pending": len(pending)}
+    judged = left = 0
+    for item in pending:
+        try:
+            verdict = context.judge.judge(item.request)
+        except JudgeUnavailable as exc:
+            store.postpone_judgement(item.id, f"{exc.reason}: {exc}")
+            left += 1
+            continue
+        except JudgeError as exc:
+            store.drop_judgement(item.id, f"the LLM gave no usable verdict ({exc}); Side's verdict stands")
+            continue
+        store.record_judgement(item.id, verdict)
+        judged += 1
+    if left:
+        _schedule_judgements(context, check_id, left, again=True)
+    log.info("check %s: %d citations judged, %d still to be judged", check_id, judged, left)
+    return {"id": check_id, "judged": judged, "pending": left}

@@ -296,8 +296,9 @@ def with_fetch_budget(config: Config) -> Config:
     return dataclasses.replace(config, fetch=dataclasses.replace(config.fetch, check_budget_s=limit))
 
 
-def load_pipeline(config: Config, args: argparse.Namespace):
-    """The Pipeline with the model and index loaded, warmed up by one tiny verification."""
+def load_pipeline(config: Config, args: argparse.Namespace, cascade: Any = None):
+    """The Pipeline with the model and index loaded, warmed up by one tiny verification; ``cascade``
+    sends uncertain citations to the LLM judge (None: the judge is off)."""
     from side.pipeline import Pipeline
     from side.sources.fetch import fetch_source
     from side.verify.verifier import Query
@@ -312,7 +313,8 @@ def load_pipeline(config: Config, args: argparse.Namespace):
     started = time.monotonic()
     config = with_fetch_budget(config)
     fetch = retrying(lambda url, deadline=None: fetch_source(url, config.fetch, config.cache_dir, deadline))
-    pipeline = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch)
+    pipeline = Pipeline.from_config(config, index_dir=args.index, use_index=not args.no_index, fetch=fetch,
+                                    cascade=cascade)
     pipeline.verifier.verify_many([(Query("Side checks citations."), ["Side checks citations."])])
     log.info("loaded the verifier on %s (%s)%s in %.1f s", pipeline.verifier.cross_encoder.device,
              pipeline.verifier.cross_encoder.precision,
@@ -366,6 +368,29 @@ def make_ingestor(config: Config, connection: redis.Redis):
 
     return Ingestor(IngestSpool(config.ingest_spool_dir), get_ingest_queue(connection, config.service),
                     config.service)
+
+
+def make_judge(config: Config, connection: redis.Redis, store: Any):
+    """The LLM judge with its budget in Redis and its cache in the store (None when it is off)."""
+    if config.judge.active_mode == "off":
+        return None
+    from service.judging import RedisRateBudget
+    from service.store.judging import StoreJudgeCache
+    from side.verify.judge import Judge
+
+    judge = Judge.from_config(config, RedisRateBudget(connection, config.judge.rate_per_hour),
+                              StoreJudgeCache(store.engine))
+    log.info("LLM judge: %s (%s), mode %s, band [%g, %g)", config.judge.endpoint, config.judge.model or "its model",
+             config.judge.mode, config.judge.band_low, config.judge.band_high)
+    return judge
+
+
+def make_judgement_scheduler(config: Config, connection: redis.Redis):
+    """Queues a check's later judgement on the check queue, ``judge.retry_later_s`` from now."""
+    from service.judging import schedule_judgements
+
+    queue = get_queue(connection, config.service)
+    return lambda check_id, again=False: schedule_judgements(queue, check_id, config.judge.retry_later_s, again)
 
 
 def make_prioritizer(config: Config):
@@ -476,9 +501,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             store.close()
     try:
-        context = WorkerContext(store=store, pipeline=load_pipeline(config, args),
+        from side.verify.cascade import Cascade
+
+        judge = make_judge(config, connection, store)
+        cascade = Cascade.from_config(config, judge) if judge is not None else None
+        context = WorkerContext(store=store, pipeline=load_pipeline(config, args, cascade),
                                 ingest=None if args.no_ingest else make_ingestor(config, connection),
-                                prioritize=make_prioritizer(config))
+                                prioritize=make_prioritizer(config), judge=judge,
+                                schedule_judgements=make_judgement_scheduler(config, connection))
         set_context(context)
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)

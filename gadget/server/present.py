@@ -122,6 +122,8 @@ class Presenter:
             "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],
             "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),
+            "decided_by": result.decided_by, "judge_note": result.judge_note, "judge_pending": result.judge_pending,
+            "judge": _judge(result),
         }
 
     def check(self, check: Check, results: list[StoredResult]) -> dict[str, Any]:
@@ -133,3 +135,13 @@ class Presenter:
             "dashboard_url": self.check_url(check.id), "page_url": self.page_url(check.wiki, check.title),
             "results": [self.result(r) for r in results],
         }
+
+
+def _judge(result: StoredResult) -> dict[str, Any] | None:
+    """What the LLM judge answered, when it was asked: its level, quotes and whether they were found."""
+    judge = result.judge
+    if judge is None:
+        return None
+    return {"model": judge.model, "level": judge.level.value, "quotes": list(judge.quotes),
+            "quote_found": judge.quote_found, "accepted": judge.accepted, "unsupported": judge.unsupported,
+            "confidence": judge.confidence, "prompt_version": judge.prompt_version}

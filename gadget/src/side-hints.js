@@ -236,6 +236,9 @@ function createPanel( options ) {
 		} ) );
 		head.appendChild( el( 'q', 'side-hint__claim', item.text ) );
 		row.appendChild( head );
+		if ( result && result.decided_by && result.decided_by !== 'Side' ) {
+			row.appendChild( el( 'div', 'side-hint__decided-by', msg( 'side-decided-by', result.decided_by ) ) );
+		}
 		if ( level === 'cannot_check' ) {
 			row.appendChild( uncheckedNote( result.level_reason || result.source_error ) );
 		} else if ( result && level !== 'none' ) {

@@ -23,6 +23,7 @@ from side.extract.lead import ArticleLead
 from side.pipeline import SourceCopy, SourceStatus, Suggestion
 from side.priority import Priority
 from side.training.feedback import DismissReason, FeedbackAction
+from side.verify.judge import JudgeVerdict
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
@@ -246,6 +247,14 @@ class StoredResult:
     reportable: bool = False
     #: Its place in the patrol queue and why (None: not scored, or stored before priorities).
     priority: Priority | None = None
+    #: Who decided the level: "Side", or "LLM: <model>" when the judge's verdict was taken ...
+    decided_by: str = "Side"
+    #: ... the judge's answer when it was asked (also when it was not taken) ...
+    judge: JudgeVerdict | None = None
+    #: ... why that answer is not shown, or why it is still to come ...
+    judge_note: str = ""
+    #: ... and whether the citation waits to be judged later (it keeps Side's verdict until then).
+    judge_pending: bool = False
 
     @property
     def claim_text(self) -> str:
@@ -275,7 +284,9 @@ class StoredResult:
                 "suggestions": [s.to_dict() for s in self.suggestions], "review_status": self.review_status,
                 "reviewed_at": iso(self.reviewed_at), "created_at": iso(self.created_at),
                 "wiki": self.wiki, "title": self.title, "revision": self.revision,
-                "parent_revision": self.parent_revision, "origin": self.origin}
+                "parent_revision": self.parent_revision, "origin": self.origin, "decided_by": self.decided_by,
+                "judge": self.judge.to_dict() if self.judge else None, "judge_note": self.judge_note,
+                "judge_pending": self.judge_pending}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StoredResult:
@@ -297,7 +308,10 @@ class StoredResult:
                    origin=Origin(data["origin"]) if data.get("origin") else None,
                    level=VerdictLevel(data.get("level") or VerdictLevel.CANNOT_CHECK),
                    level_reason=str(data.get("level_reason") or ""), reportable=bool(data.get("reportable")),
-                   priority=Priority.from_dict(data.get("priority")))
+                   priority=Priority.from_dict(data.get("priority")),
+                   decided_by=str(data.get("decided_by") or "Side"),
+                   judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
+                   judge_note=str(data.get("judge_note") or ""), judge_pending=bool(data.get("judge_pending")))
 
 
 @dataclass(frozen=True)

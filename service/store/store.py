@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from service.store.judging import JudgeLedger, pending_rows
 from service.store.ledger import ReportLedger
 from service.store.migrate import make_engine, migrate, schema_version
 from service.store.records import (
@@ -44,13 +45,14 @@ from service.store.records import (
     utcnow,
 )
 from service.store.stats import Stats, collect_stats
-from service.store.tables import article_leads, checks, feedback, inserted_id, lead_claims, results
+from service.store.tables import article_leads, checks, feedback, inserted_id, judge_pending, lead_claims, results
 from side.config import PriorityConfig
 from side.errors import InputError
 from side.extract.claims import Claim
 from side.extract.lead import ArticleLead
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
 from side.priority import Priority, result_priority
+from side.verify.judge import JudgeVerdict
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
@@ -65,8 +67,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-class Store(ReportLedger):
-    """Checks, results, feedback and reports in one database (the report ledger: :class:`ReportLedger`)."""
+class Store(ReportLedger, JudgeLedger):
+    """Checks, results, feedback and reports in one database (the report ledger: :class:`ReportLedger`;
+    the judge's backlog: :class:`JudgeLedger`)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -151,6 +154,8 @@ class Store(ReportLedger):
 
         ``priorities`` (one per Result, from :class:`side.priority.Prioritizer`) order the patrol
         queue; without them each Result gets the default weights' priority, with no history.
+        A Result still to be judged (its ``judge_request``) goes to ``judge_pending`` in the same
+        transaction, replacing any a previous run of the check left.
         """
         record = self.check(check_id)
         if record is None:
@@ -163,9 +168,12 @@ class Store(ReportLedger):
         rows = [_result_row(record, n, result, now, rank)
                 for n, (result, rank) in enumerate(zip(outcomes, priorities, strict=True))]
         with self._tx() as conn:
+            conn.execute(judge_pending.delete().where(judge_pending.c.check_id == check_id))
             conn.execute(results.delete().where(results.c.check_id == check_id))
             if rows:
                 conn.execute(results.insert(), rows)
+            pending_rows(conn, check_id, {n: (r.judge_request, r.judge_note) for n, r in enumerate(outcomes)
+                                          if r.judge_request is not None}, now)
             if lead is not None:
                 conn.execute(lead_claims.delete().where(lead_claims.c.check_id == check_id))
                 if lead:
@@ -396,6 +404,8 @@ def _result_row(check: Check, position: int, result: Result, now: datetime, rank
         "verdict": _json(verdict.to_dict()) if verdict else None,
         "suggestions": _json([s.to_dict() for s in result.suggestions]),
         "review_status": ReviewStatus.OPEN, "reviewed_at": None, "created_at": now,
+        "decided_by": result.decided_by[:255], "judge": _json(result.judge.to_dict()) if result.judge else None,
+        "judge_note": result.judge_note or None, "judge_pending": result.judge_pending,
     }
 
 
@@ -426,6 +436,9 @@ def _result_record(row) -> StoredResult:
     data["flagged"] = bool(data["flagged"])
     data["review_status"] = ReviewStatus(data["review_status"])
     data["origin"] = Origin(data["origin"])
+    data["judge"] = JudgeVerdict.from_dict(json.loads(data["judge"])) if data["judge"] else None
+    data["judge_note"] = data["judge_note"] or ""
+    data["judge_pending"] = bool(data["judge_pending"])
     return StoredResult(**data)
 
 

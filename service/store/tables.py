@@ -13,7 +13,8 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import CursorResult
 
 __all__ = [
-    "LONG_TEXT", "article_leads", "checks", "feedback", "inserted_id", "lead_claims", "metadata", "reports", "results",
+    "LONG_TEXT", "article_leads", "checks", "feedback", "inserted_id", "judge_cache", "judge_pending", "lead_claims",
+    "metadata", "reports", "results",
 ]
 
 #: JSON documents that can grow past TEXT's 64 KiB (a check's claims, a verdict with its
@@ -78,6 +79,13 @@ results = sa.Table(
     sa.Column("review_status", sa.String(16), nullable=False),
     sa.Column("reviewed_at", sa.DateTime, nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    #: Who decided the level: "Side" or "LLM: <model>" (migration 0007_judge) ...
+    sa.Column("decided_by", sa.String(255), nullable=False, server_default="Side"),
+    #: ... the judge's answer as JSON when it was asked, why it is not shown or still to come,
+    #: and whether the citation waits in judge_pending to be judged later.
+    sa.Column("judge", sa.Text, nullable=True),
+    sa.Column("judge_note", sa.Text, nullable=True),
+    sa.Column("judge_pending", sa.Boolean, nullable=False, server_default="0"),
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),
@@ -139,6 +147,32 @@ lead_claims = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.UniqueConstraint("check_id", "position", name="uq_lead_claims_check_position"),
     sa.Index("ix_lead_claims_level", "level"),
+)
+
+
+#: The judge's verdicts by model, prompt version, claim and source hash (migration 0007_judge).
+judge_cache = sa.Table(
+    "judge_cache", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("model", sa.String(255), nullable=False),
+    sa.Column("prompt_version", sa.String(64), nullable=False),
+    sa.Column("verdict", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+#: Citations that keep Side's verdict until the judge answers (endpoint down, slow or out of
+#: budget), each with its whole request, so nothing is lost (migration 0007_judge).
+judge_pending = sa.Table(
+    "judge_pending", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("result_id", sa.Integer, sa.ForeignKey("results.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("check_id", sa.String(64), nullable=False),
+    sa.Column("request", LONG_TEXT, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("result_id", name="uq_judge_pending_result"),
+    sa.Index("ix_judge_pending_check", "check_id"),
 )
 
 

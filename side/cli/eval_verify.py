@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "WiCE non_supported_tokens dev (token precision/recall/F1, with absent-from-page and "
         "all-content-words baselines).",
     )
-    p.add_argument("task", choices=TASKS + ("all",), nargs="?", default="wice")
+    p.add_argument("task", choices=TASKS + ("citations", "all"), nargs="?", default="wice",
+                   help="citations: a JSONL of real citations (claim, source_text, label, title?, section?, context?) "
+                   "given with --claims")
     p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
     p.add_argument("--corpus", type=Path, help="abstract corpus for scifact / citation-integrity")
     p.add_argument("--setting", choices=("oracle", "open", "both"), default="both",
@@ -50,6 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--encoder", metavar="MODEL",
                    help="bi-encoder that picks the evidence and gives the max-cosine baseline: minilm, mpnet or a "
                    "model directory (default: encoder.model, minilm)")
+    p.add_argument("--judge", metavar="URL", help="wice / citations: also ask this OpenAI-compatible endpoint "
+                   "(its base URL, /chat/completions below it) for every citation and print Side alone, the judge "
+                   "alone and the cascade; the URL must be loopback or in judge.allow_endpoints")
+    p.add_argument("--judge-model", metavar="NAME", help="model name sent to --judge (default: judge.model)")
+    p.add_argument("--judge-timeout", type=float, metavar="S",
+                   help="seconds per judge verdict (default: judge.timeout_s)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_eval_verify)
 
@@ -77,6 +85,10 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)
+    if args.judge or args.task == "citations":
+        from side.cli.eval_judge import run_eval_judge
+
+        return run_eval_judge(args, config)
     verifier = Verifier.from_config(config, args.model, encoder_model=args.encoder,
                                     split_claims=args.split_claims)
     tasks = TASKS if args.task == "all" else (args.task,)

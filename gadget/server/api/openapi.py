@@ -160,7 +160,24 @@ def output_schemas() -> dict[str, Any]:
                   "source_url": {"type": "string", "description": "the URL actually read (\"\" if none)"},
                   "source_fallback": {"type": "string",
                                       "description": "why that copy and not the live page at first try"},
-                  "dashboard_url": {"type": "string"}}}
+                  "dashboard_url": {"type": "string"},
+                  "decided_by": {"type": "string",
+                                 "description": "who decided the level: \"Side\" (Side's own model) or \"LLM: "
+                                                "<model>\" (the configured LLM judge, whose quote was found in "
+                                                "the source)"},
+                  "judge_note": {"type": "string",
+                                 "description": "why the judge's answer is not the verdict shown, or why it is "
+                                                "still to come (\"\" when neither)"},
+                  "judge_pending": {"type": "boolean",
+                                    "description": "the citation keeps Side's verdict until the judge answers"},
+                  "judge": {"type": "object", "nullable": True,
+                            "description": "the LLM judge's answer when it was asked (null when it was not)",
+                            "properties": {
+                                "model": {"type": "string"}, "level": {"type": "string", "enum": values(VerdictLevel)},
+                                "quotes": {"type": "array", "items": {"type": "string"}},
+                                "quote_found": {"type": "boolean"}, "accepted": {"type": "boolean"},
+                                "unsupported": {"type": "string"}, "confidence": {"type": "number"},
+                                "prompt_version": {"type": "string"}}}}}
     check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
              "properties": {
                  "id": {"type": "string", "pattern": v.CHECK_ID_PATTERN},

@@ -1,0 +1,285 @@
+"""Side alone, the LLM judge alone and the cascade, on the same labelled citations in one run.
+
+Citations come from WiCE (the claim with the sentences of the page it cites) or from any JSONL of
+real citations in this schema, one object a line (:func:`read_citations`)::
+
+    {"claim": "...", "source_text": "...", "label": "supported",
+     "title": "...", "section": "...", "context": "...", "id": "..."}
+
+``label`` is one of the four levels (``supported``, ``partially supported``, ``not supported``,
+``cannot check``; spaces or underscores). Citations labelled cannot check are counted and left
+out of the metrics, which need one of the three judged levels.
+
+Per method (:func:`method_metrics`): AUROC of not supported and of not fully supported against
+the rest (from a support score, higher = better supported), level macro-F1, and the F1 of
+"needs review" (gold partially or not supported) at the method's own levels (the shipped cut)
+and with the cut moved so that 15% and 30% of the good (supported) citations are flagged.
+
+* **Side**: the verifier's score and level.
+* **Judge**: the judge's level for every citation, and a score read off it
+  (:func:`side.verify.cascade.judge_score`: the level moved by the judge's confidence); Side's
+  level and score where the judge gave no verdict (down, past its deadline, bad output: counted
+  as errors), as a deployment would show. A supported
+  or partially supported answer whose quote is not in the source keeps its level here (it is what
+  the model said) and is counted; the cascade never shows it.
+* **Cascade**: Side's verdict, replaced by the judge's accepted verdict for the citations whose
+  Side score lies in the cascade's band; their score is the judge's mapped into the band, so the
+  order outside the band is Side's.
+
+Calls, prompt tokens per citation and latency p50/p95 are the judge's as its server reported and
+as the client timed them. A small local model's figures say nothing of a large one's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from side.data import load_wice, read_jsonl
+from side.errors import InputError
+from side.evaluation.verify import LEVELS, auroc, level_metrics, wice_sentences
+from side.verify.levels import VerdictLevel
+
+if TYPE_CHECKING:
+    from side.verify.cascade import CascadeSettings
+    from side.verify.judge import Judge, JudgeVerdict
+    from side.verify.verifier import Verifier
+
+__all__ = ["FLAG_SHARES", "PEER_LIFTWING_AUC", "LabelledCitation", "normalize_label", "read_citations",
+           "wice_citations", "needs_review_f1", "flags_at_share", "method_metrics", "percentile",
+           "Outcome", "evaluate_judge"]
+
+#: Shares of good (supported) citations flagged at which needs-review F1 is also printed.
+FLAG_SHARES = (0.15, 0.30)
+#: The expected range for a large served model, as published elsewhere (not measured here): the
+#: peer userscript's AUC for Lift Wing's llm-qwen36-27b on its strict set.
+PEER_LIFTWING_AUC = 0.791
+_LABELS = {level.value: level.value for level in VerdictLevel}
+
+
+@dataclass(frozen=True)
+class LabelledCitation:
+    """A claim, its source and the level people gave it."""
+
+    claim: str
+    source_text: str
+    label: str
+    title: str = ""
+    section: str = ""
+    context: str = ""
+    id: str = ""
+    #: The source's sentences when the data set gives them (WiCE); else split from the text.
+    sentences: tuple[str, ...] = ()
+
+
+def normalize_label(value: Any) -> str | None:
+    """The level a label names (``partially supported``, ``Partially_Supported``...), or None."""
+    if not isinstance(value, str):
+        return None
+    key = "_".join(value.strip().lower().replace("-", " ").split())
+    return _LABELS.get(key)
+
+
+def _field(record: dict[str, Any], name: str, where: str, required: bool = False) -> str:
+    value = record.get(name)
+    if value is None or value == "":
+        if required:
+            raise InputError(f"{where}: missing {name!r}")
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {name!r} must be a string")
+    return value
+
+
+def read_citations(path: str | Path, limit: int | None = None) -> list[LabelledCitation]:
+    """The labelled citations of a JSONL file; a bad record is an :class:`InputError` naming its line."""
+    out: list[LabelledCitation] = []
+    for number, record in enumerate(read_jsonl(path), 1):
+        where = f"{path}: record {number}"
+        claim = _field(record, "claim", where, required=True)
+        source = _field(record, "source_text", where, required=True)
+        label = normalize_label(record.get("label"))
+        if label is None:
+            raise InputError(f"{where}: label {record.get('label')!r} is not one of supported, partially "
+                             "supported, not supported, cannot check")
+        out.append(LabelledCitation(claim, source, label, _field(record, "title", where),
+                                    _field(record, "section", where), _field(record, "context", where),
+                                    str(record.get("id") or number)))
+        if limit is not None and len(out) >= limit:
+            break
+    if not out:
+        raise InputError(f"{path}: no citations")
+    return out
+
+
+def wice_citations(path: str | Path, limit: int | None = None) -> list[LabelledCitation]:
+    """WiCE claims as labelled citations (the page's sentences kept as they are split there)."""
+    out = []
+    for claim in load_wice(path)[:limit]:
+        sentences = tuple(wice_sentences(claim))
+        out.append(LabelledCitation(claim.claim, "\n".join(sentences), claim.label, claim.title, claim.section,
+                                    claim.context, claim.id, sentences))
+    return out
+
+
+def needs_review_f1(gold_flagged: np.ndarray, flagged: np.ndarray) -> float:
+    """F1 of flagging the citations that need review (gold partially or not supported)."""
+    hits = int(np.sum(gold_flagged & flagged))
+    said, wanted = int(flagged.sum()), int(gold_flagged.sum())
+    precision = hits / said if said else 0.0
+    recall = hits / wanted if wanted else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def flags_at_share(score: np.ndarray, good: np.ndarray, share: float) -> np.ndarray:
+    """Citations flagged by a cut on ``score`` (lower = flagged) that flags ``share`` of the good
+    ones: every citation scoring at most the good scores' ``share`` quantile (ties flag together,
+    so a coarse score may flag more)."""
+    if not good.any():
+        return np.zeros(len(score), dtype=bool)
+    cut = float(np.quantile(score[good], share, method="inverted_cdf"))
+    return score <= cut
+
+
+def method_metrics(gold: Sequence[str], score: np.ndarray, levels: Sequence[str]) -> dict[str, Any]:
+    """AUROCs, level macro-F1 and needs-review F1 (own levels, and 15% / 30% of good flagged)."""
+    labels = np.array(gold)
+    good = labels == VerdictLevel.SUPPORTED.value
+    review = ~good
+    own = np.array([VerdictLevel(level).needs_review for level in levels], dtype=bool)
+    out: dict[str, Any] = {
+        "auroc_not_supported": auroc(labels == VerdictLevel.NOT_SUPPORTED.value, -score),
+        "auroc_not_fully_supported": auroc(review, -score),
+        "macro_f1": level_metrics(list(gold), list(levels))["macro_f1"],
+        "needs_review_f1": needs_review_f1(review, own),
+        "good_flagged": float(own[good].mean()) if good.any() else 0.0,
+    }
+    for share in FLAG_SHARES:
+        flagged = flags_at_share(score, good, share)
+        out[f"needs_review_f1_at_{round(share * 100)}"] = needs_review_f1(review, flagged)
+        out[f"good_flagged_at_{round(share * 100)}"] = float(flagged[good].mean()) if good.any() else 0.0
+    return out
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(values, q)) if len(values) else float("nan")
+
+
+@dataclass
+class Outcome:
+    """One citation's three verdicts."""
+
+    gold: str
+    side_score: float
+    side_level: str
+    side_s: float
+    in_band: bool
+    judge: JudgeVerdict | None = None
+    judge_s: float = 0.0
+    error: str = ""
+
+
+def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], window_tokens: int
+               ) -> tuple[JudgeVerdict | None, float, str]:
+    from side.verify.judge import JudgeError, JudgeRequest
+    from side.verify.verifier import Query
+    from side.verify.window import build_evidence_window
+
+    window = build_evidence_window(Query(item.claim, item.title, item.section, item.context), sentences,
+                                   budget=window_tokens)
+    request = JudgeRequest(claim=item.claim, window=window.text, source_text=item.source_text, title=item.title,
+                           section=item.section, context=item.context, window_tokens=window.tokens)
+    started = time.perf_counter()
+    try:
+        return judge.judge(request), time.perf_counter() - started, ""
+    except JudgeError as exc:
+        return None, time.perf_counter() - started, f"{type(exc).__name__}: {exc}"
+
+
+def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[LabelledCitation],
+                   settings: CascadeSettings, progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
+    """Side alone, the judge alone and the cascade on ``citations`` (each judged once; Side
+    alone when ``judge`` is None)."""
+    from side.text import split_sentences
+    from side.verify.verifier import MAX_SOURCE_CHARS, Query
+
+    outcomes: list[Outcome] = []
+    for item in citations:
+        sentences = list(item.sentences) or split_sentences(item.source_text[:MAX_SOURCE_CHARS])
+        started = time.perf_counter()
+        verdict = verifier.verify(Query(item.claim, item.title, item.section, item.context), sentences)
+        side_s = time.perf_counter() - started
+        in_band = verdict.level is not VerdictLevel.CANNOT_CHECK and (
+            settings.mode == "all" or settings.band_low <= verdict.score < settings.band_high)
+        answer, judge_s, error = (_judge_one(judge, item, sentences, settings.window_tokens) if judge
+                                  else (None, 0.0, ""))
+        outcomes.append(Outcome(item.label, verdict.score, verdict.level.value, side_s, in_band, answer, judge_s,
+                                error))
+        if progress:
+            progress(1)
+    return summarize(outcomes, settings, judged=judge is not None)
+
+
+def _judge_level_score(outcome: Outcome) -> tuple[str, float]:
+    """The judge's own level and score (Side's when the judge gave none)."""
+    from side.verify.cascade import judge_score
+
+    if outcome.judge is None:
+        return outcome.side_level, outcome.side_score
+    return outcome.judge.level.value, judge_score(outcome.judge)
+
+
+def _cascade_level_score(outcome: Outcome, settings: CascadeSettings) -> tuple[str, float]:
+    from side.verify.cascade import judge_score
+
+    if not outcome.in_band or outcome.judge is None or not outcome.judge.accepted:
+        return outcome.side_level, outcome.side_score
+    width = settings.band_high - settings.band_low
+    return outcome.judge.level.value, settings.band_low + width * judge_score(outcome.judge)
+
+
+def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bool = True) -> dict[str, Any]:
+    """The three methods' metrics and the judge's cost, from per-citation outcomes (Side's
+    alone when nothing was ``judged``)."""
+    kept = [o for o in outcomes if o.gold in LEVELS]
+    gold = [o.gold for o in kept]
+    methods: dict[str, list[tuple[str, float]]] = {
+        "side": [(o.side_level, o.side_score) for o in kept],
+        "judge": [_judge_level_score(o) for o in kept],
+        "cascade": [_cascade_level_score(o, settings) for o in kept],
+    }
+    report: dict[str, Any] = {"citations": len(outcomes), "scored": len(kept),
+                              "gold_cannot_check": len(outcomes) - len(kept),
+                              "band": [settings.band_low, settings.band_high], "mode": settings.mode}
+    for name, pairs in methods.items():
+        if name != "side" and not judged:
+            continue
+        scores = np.array([score for _, score in pairs], dtype=float)
+        report[name] = method_metrics(gold, scores, [level for level, _ in pairs]) if kept else {}
+    answered = [o.judge for o in outcomes if o.judge is not None]
+    sent = [o for o in outcomes if o.in_band]
+    report["cost"] = {
+        "side_p50_s": percentile([o.side_s for o in outcomes], 50),
+        "side_p95_s": percentile([o.side_s for o in outcomes], 95),
+        "judge_calls": len(outcomes), "judge_answers": len(answered),
+        "judge_errors": sum(bool(o.error) for o in outcomes),
+        "judge_cached": sum(v.cached for v in answered),
+        "quotes_not_found": sum(not v.accepted for v in answered),
+        "prompt_tokens_per_citation": float(np.mean([v.prompt_tokens for v in answered])) if answered else 0.0,
+        "judge_p50_s": percentile([o.judge_s for o in outcomes], 50),
+        "judge_p95_s": percentile([o.judge_s for o in outcomes], 95),
+        "cascade_calls": len(sent), "cascade_share": len(sent) / len(outcomes) if outcomes else 0.0,
+        "cascade_prompt_tokens_per_citation": (sum(o.judge.prompt_tokens for o in sent if o.judge)
+                                               / len(outcomes)) if outcomes else 0.0,
+        "cascade_p50_s": percentile([o.side_s + (o.judge_s if o.in_band else 0.0) for o in outcomes], 50),
+        "cascade_p95_s": percentile([o.side_s + (o.judge_s if o.in_band else 0.0) for o in outcomes], 95),
+    }
+    errors = [o.error for o in outcomes if o.error]
+    if errors:
+        report["cost"]["first_error"] = errors[0]
+    return report
