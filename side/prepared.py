@@ -20,18 +20,8 @@ from typing import Any
 
 from side.config import VerifierConfig
 from side.extract.claims import Claim
-from side.pipeline import (
-    Readable,
-    ReadSink,
-    Result,
-    SourceCopy,
-    SourceLoader,
-    SourceStatus,
-    checkable,
-    loader_from_config,
-    source_results,
-    url_depth,
-)
+from side.reading import Readable, ReadSink, SourceLoader, checkable, loader_from_config, source_results
+from side.results import Result, SourceCopy, SourceStatus, url_depth
 from side.verify.verifier import Shortlist, bounded_sentences, shortlist_source
 
 __all__ = ["PreparedCitation", "PreparedCheck", "PreparedCheckError", "Preparer"]
