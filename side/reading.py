@@ -26,6 +26,11 @@ from side.results import ReadSource, Result, SourceCopy, SourceStatus, url_depth
 
 log = logging.getLogger(__name__)
 
+__all__ = [
+    "SourceLoader", "Readable", "checkable", "ReadPlan", "ReadSink",
+    "LoadedSource", "CheckSources", "make_source_loader", "source_results", "loader_from_config",
+]
+
 
 #: Gets a cited source's sentences: returns (status, sentences, title, error).
 SourceLoader = Callable[[str], tuple[SourceStatus, list[str], str, str]]

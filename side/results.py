@@ -21,6 +21,11 @@ from side.verify.verifier import Evidence, Shortlist, Verdict
 if TYPE_CHECKING:
     from side.sources.fetch import Source
 
+__all__ = [
+    "REUSE_MESSAGE", "url_depth", "SourceStatus", "SourceCopy", "SuggestionOrigin",
+    "Suggestion", "OwnSource", "own_sources", "Result", "ReadSource", "ArticleResults",
+]
+
 
 
 #: What a suggestion to reuse one of the article's own sources tells the editor.

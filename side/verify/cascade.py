@@ -11,9 +11,9 @@
 Each one goes to the judge with its evidence window (:func:`side.verify.window.build_evidence_window`)
 and the whole source for the quote check. A verdict the judge backs with a quote found in the
 source (or a not supported / cannot check one) replaces Side's level, and the Result records who
-decided it (:attr:`side.pipeline.Result.decided_by`). Otherwise Side's verdict stands and
-:attr:`~side.pipeline.Result.judge_note` says why; an endpoint that is down, slow or out of budget
-leaves the request on the Result (:attr:`~side.pipeline.Result.judge_request`) to be judged later.
+decided it (:attr:`side.results.Result.decided_by`). Otherwise Side's verdict stands and
+:attr:`~side.results.Result.judge_note` says why; an endpoint that is down, slow or out of budget
+leaves the request on the Result (:attr:`~side.results.Result.judge_request`) to be judged later.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from side.verify.verifier import Query, Verdict, VerdictLabel
 from side.verify.window import build_evidence_window
 
 if TYPE_CHECKING:
-    from side.pipeline import Result
+    from side.results import Result
 
 __all__ = ["CascadeSettings", "Cascade", "wants_judge", "judge_request", "apply_judgement", "judge_score"]
 
