@@ -173,6 +173,16 @@ def test_a_supported_verdict_whose_quote_is_not_in_the_source_is_not_shown():
     assert result.judge.quotes == (made_up,) and "quote is not in the source" in result.judge_note
 
 
+def test_the_judge_abstaining_never_replaces_the_verdict_side_scored():
+    with ScriptedServer(chat_answer(verdict_json("cannot_check", []))) as server:
+        judge = Judge(settings(server.url))
+        result = side_result(0.45, VerdictLevel.PARTIALLY_SUPPORTED, SOURCE.split("\n"))
+        Cascade(judge, CascadeSettings("all")).run([result])
+    assert result.judge.level is VerdictLevel.CANNOT_CHECK and not result.judge.accepted
+    assert result.decided_by == SIDE and result.level is VerdictLevel.PARTIALLY_SUPPORTED
+    assert "could not check it" in result.judge_note
+
+
 def test_a_quote_found_after_normalising_space_and_quote_marks_is_accepted():
     quote = "The company  was founded\nin 1990 in \u201cMexico City\u201d"
     source = SOURCE.replace("in Mexico City", 'in "Mexico City"')

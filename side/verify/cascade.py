@@ -10,7 +10,7 @@
 
 Each one goes to the judge with its evidence window (:func:`side.verify.window.build_evidence_window`)
 and the whole source for the quote check. A verdict the judge backs with a quote found in the
-source (or a not supported / cannot check one) replaces Side's level, and the Result records who
+source (or a not supported one) replaces Side's level, and the Result records who
 decided it (:attr:`side.results.Result.decided_by`). Otherwise Side's verdict stands and
 :attr:`~side.results.Result.judge_note` says why; an endpoint that is down, slow or out of budget
 leaves the request on the Result (:attr:`~side.results.Result.judge_request`) to be judged later.

@@ -196,10 +196,12 @@ class JudgeVerdict:
     @property
     def accepted(self) -> bool:
         """Whether this verdict may be shown as the judge's: supported and partially supported
-        need a quote found in the source; the other levels stand on their own."""
+        need a quote found in the source; not supported stands on its own. "Cannot check" is the
+        judge abstaining, never a verdict that replaces Side's: Side read the source and scored it
+        (or could not read it either, and says so itself)."""
         if self.level in (VerdictLevel.SUPPORTED, VerdictLevel.PARTIALLY_SUPPORTED):
             return self.quote_found
-        return True
+        return self.level is not VerdictLevel.CANNOT_CHECK
 
     @property
     def decided_by(self) -> str:
@@ -210,6 +212,8 @@ class JudgeVerdict:
         """Why the verdict is not shown ("" when it is accepted)."""
         if self.accepted:
             return ""
+        if self.level is VerdictLevel.CANNOT_CHECK:
+            return f"{self.decided_by} could not check it; Side's verdict stands"
         what = "no quote" if not self.quotes else "its quote is not in the source"
         return f"{self.decided_by} said {self.level.text} with {what}; Side's verdict stands"
 
