@@ -1,7 +1,7 @@
 """Pages prepared per second per CPU core: what a reader does before a model sees a page.
 
 A reader (``side-worker --role reader``) turns a cited page into a prepared citation: extract
-the text (trafilatura), split it into sentences, judge whether it can be checked at all
+the text (trafilatura), split it into sentences, score whether it can be checked at all
 (:func:`side.pipeline.checkable`) and shortlist the sentences the models will read
 (:func:`side.verify.verifier.shortlist_source`, BM25). This script times that in one process,
 on pages already on disk (no network), for:

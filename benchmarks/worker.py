@@ -19,7 +19,7 @@ path's citations per minute over all ``--repeat`` runs, with the ratio.
 
 ``--split N`` adds, beside them in the same runs, the split deployment: the same Redis queue
 served by N ``side-worker --role reader`` processes (no model) that hand prepared checks to one
-``side-worker --role judge`` (the models, judging many checks per pass) on each device.
+``side-worker --role scorer`` (the models, scoring many checks per pass) on each device.
 
 On a GPU host, ``--worker-device cpu --worker-device cuda --no-in-process`` measures the same
 worker on each device instead: one Redis and one ``side-worker`` per device
@@ -27,7 +27,7 @@ worker on each device instead: one Redis and one ``side-worker`` per device
 
     .venv/bin/python benchmarks/worker.py [--citations 60] [--per-check 10] [--threads 2] [--repeat 2]
     python benchmarks/worker.py --worker-device cpu --worker-device cuda --no-in-process --threads 16
-    python benchmarks/worker.py --worker-device cuda --split 8 --threads 16   # readers + a GPU judge
+    python benchmarks/worker.py --worker-device cuda --split 8 --threads 16   # readers + a GPU scorer
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def run_in_process(pipeline, checks: list[list[Claim]]) -> float:
 
 def start_stack(threads: int, workers: int, folder: Path, device: str = "auto", readers: int = 0):
     """Redis (own port, AOF) and ``workers`` side-worker processes on ``device``, ready to take jobs;
-    with ``readers``, that many ``--role reader`` workers and one ``--role judge`` instead."""
+    with ``readers``, that many ``--role reader`` workers and one ``--role scorer`` instead."""
     import socket
 
     from side.config import ServiceConfig
@@ -148,7 +148,7 @@ def start_stack(threads: int, workers: int, folder: Path, device: str = "auto", 
     stack.start()
     if readers:
         try:
-            stack.start_judge(["--no-index"])
+            stack.start_scorer(["--no-index"])
         except BaseException:
             stack.stop()
             raise
@@ -199,7 +199,7 @@ def main() -> None:
                         help="the workers' verifier device (auto, cpu, cuda); repeat it to measure "
                              "one stack per device (default: auto)")
     parser.add_argument("--split", type=int, default=0, metavar="N",
-                        help="also measure N reader processes feeding one judge per device")
+                        help="also measure N reader processes feeding one scorer per device")
     parser.add_argument("--no-in-process", action="store_true",
                         help="leave out the in-process peer; the first --worker-device is the peer")
     args = parser.parse_args()
@@ -233,7 +233,7 @@ def main() -> None:
                 if args.split:
                     stack, config = start_stack(args.threads, 0, Path(tmp) / f"split-{device}", device, args.split)
                     stacks.append(stack)
-                    name = f"Redis + {args.split} readers + 1 judge ({device})"
+                    name = f"Redis + {args.split} readers + 1 scorer ({device})"
                     configs[name], seconds[name] = config, []
             for run, checks in enumerate(runs):  # alternate, so all see the same machine load
                 for n, name in enumerate(seconds):

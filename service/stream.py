@@ -1,26 +1,26 @@
-"""The stream of prepared checks: readers hand a check's prepared citations to the judges.
+"""The stream of prepared checks: readers hand a check's prepared citations to the scorers.
 
-A split deployment (``side-worker --role reader`` and ``--role judge``) runs the CPU half of a
+A split deployment (``side-worker --role reader`` and ``--role scorer``) runs the CPU half of a
 check (fetch, extract, split, shortlist: :class:`side.prepared.Preparer`) apart from the model
-half (:meth:`side.pipeline.Pipeline.judge_many`). Readers take check jobs from the RQ queue as
+half (:meth:`side.pipeline.Pipeline.score_many`). Readers take check jobs from the RQ queue as
 any worker does (:mod:`service.queue`: retries, heartbeats and abandoned-job recovery stay
-RQ's) and add one entry per prepared check to a Redis stream; judges read it through one
-consumer group, so each entry goes to one judge, and pool the entries of many checks into each
+RQ's) and add one entry per prepared check to a Redis stream; scorers read it through one
+consumer group, so each entry goes to one scorer, and pool the entries of many checks into each
 pass of the models.
 
 The rules, all Redis's own stream commands (no broker of ours):
 
 - an entry holds the check id and its :class:`~side.prepared.PreparedCheck` as zlib-compressed
   JSON (a typed record, never a pickle);
-- a judge acknowledges an entry (XACK, then XDEL) only once the check's Results are in the
-  store, so an entry a judge was killed holding stays pending in the group, and another judge
+- a scorer acknowledges an entry (XACK, then XDEL) only once the check's Results are in the
+  store, so an entry a scorer was killed holding stays pending in the group, and another scorer
   (or the same one restarted) claims it once it has been idle ``min_idle_ms`` (XAUTOCLAIM);
 - writing Results is idempotent (``Store.finish`` replaces a check's rows, keyed by check id
-  and citation position), and a judge skips the entry of a check that is already done, so an
+  and citation position), and a scorer skips the entry of a check that is already done, so an
   entry added twice (a reader killed after adding it, its job run again) or delivered twice
   never duplicates a Result;
 - a reader waits while the stream holds ``max_entries`` entries, so readers faster than the
-  judges fill Redis no further than that.
+  scorers fill Redis no further than that.
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The consumer group of the judges.
-GROUP = "judges"
-#: Entries a stream may hold before readers wait for the judges.
+#: The consumer group of the scorers.
+GROUP = "scorers"
+#: Entries a stream may hold before readers wait for the scorers.
 DEFAULT_MAX_ENTRIES = 2000
-#: Milliseconds an entry stays pending with one judge before another may claim it: longer than
-#: one pass of the models over a full batch, shorter than anyone should wait on a dead judge.
+#: Milliseconds an entry stays pending with one scorer before another may claim it: longer than
+#: one pass of the models over a full batch, shorter than anyone should wait on a dead scorer.
 DEFAULT_MIN_IDLE_MS = 120_000
 #: Seconds a reader sleeps between two looks at a full stream.
 FULL_WAIT_S = 0.5
@@ -58,7 +58,7 @@ FULL_WAIT_S = 0.5
 
 @dataclass(frozen=True)
 class PreparedEntry:
-    """One stream entry as a judge reads it: its id, the check id and the prepared check
+    """One stream entry as a scorer reads it: its id, the check id and the prepared check
     (None, with ``error`` saying why, when the entry cannot be decoded)."""
 
     entry_id: str
@@ -88,8 +88,8 @@ def decode(data: bytes) -> PreparedCheck:
 
 
 def ensure_group(connection: redis.Redis, key: str) -> None:
-    """Create the stream and its judges' group unless they exist (from the stream's start, so
-    entries added before the first judge came up are read too)."""
+    """Create the stream and its scorers' group unless they exist (from the stream's start, so
+    entries added before the first scorer came up are read too)."""
     try:
         connection.xgroup_create(key, GROUP, id="0", mkstream=True)
     except redis.ResponseError as exc:
@@ -103,7 +103,7 @@ def add_prepared(connection: redis.Redis, key: str, check_id: str, prepared: Pre
     waited = False
     while max_entries > 0 and connection.xlen(key) >= max_entries:
         if not waited:
-            log.info("stream %s holds %d entries or more; waiting for the judges", key, max_entries)
+            log.info("stream %s holds %d entries or more; waiting for the scorers", key, max_entries)
             waited = True
         sleep(FULL_WAIT_S)
     entry = connection.xadd(key, {"check": check_id, "data": encode(prepared)})
@@ -114,7 +114,7 @@ def _entries(raw: list) -> list[PreparedEntry]:
     out = []
     for entry_id, fields in raw:
         entry_id = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-        if not fields:  # an entry deleted while it was pending: nothing left to judge
+        if not fields:  # an entry deleted while it was pending: nothing left to score
             out.append(PreparedEntry(entry_id, "", None, "entry deleted"))
             continue
         check_id = fields.get(b"check", b"").decode()
@@ -136,11 +136,11 @@ def read_prepared(connection: redis.Redis, key: str, consumer: str, count: int, 
 
 def claim_stale(connection: redis.Redis, key: str, consumer: str, count: int,
                 min_idle_ms: int = DEFAULT_MIN_IDLE_MS) -> list[PreparedEntry]:
-    """Up to ``count`` entries pending with any judge for ``min_idle_ms`` or more, now ``consumer``'s."""
+    """Up to ``count`` entries pending with any scorer for ``min_idle_ms`` or more, now ``consumer``'s."""
     answer = connection.xautoclaim(key, GROUP, consumer, min_idle_ms, start_id="0-0", count=count)
     claimed = _entries(answer[1])
     if claimed:
-        log.warning("claimed %d prepared checks a judge left pending for %.0f s or more", len(claimed),
+        log.warning("claimed %d prepared checks a scorer left pending for %.0f s or more", len(claimed),
                     min_idle_ms / 1000)
     return claimed
 
@@ -156,7 +156,7 @@ def ack_prepared(connection: redis.Redis, key: str, entry_ids: list[str]) -> Non
 
 
 def stream_summary(connection: redis.Redis, key: str) -> dict[str, int]:
-    """Entries in the stream and entries delivered to a judge and not yet acknowledged."""
+    """Entries in the stream and entries delivered to a scorer and not yet acknowledged."""
     try:
         pending = int(connection.xpending(key, GROUP)["pending"])
     except redis.ResponseError:  # no group yet

@@ -81,7 +81,7 @@ DEFAULT_CANDIDATES = 3
 #: Other sources of the same article verified per weak claim (the most relevant by BM25).
 DEFAULT_OWN_SOURCES = 3
 
-#: One check's citations being judged: its Results, each claim's corpus hits, its own sources.
+#: One check's citations being scored: its Results, each claim's corpus hits, its own sources.
 _Group = tuple[list[Result], list[list], dict[str, OwnSource]]
 
 
@@ -151,9 +151,9 @@ class Pipeline:
         """Results for ``claims``; ``on_read`` is told of each source fetched and readable.
 
         The two halves a split deployment runs in different processes, here one after the
-        other: :meth:`prepare` (no model) and :meth:`judge` (the models).
+        other: :meth:`prepare` (no model) and :meth:`score` (the models).
         """
-        return self.judge(claims, self.prepare(claims, on_read), progress)
+        return self.score(claims, self.prepare(claims, on_read), progress)
 
     def prepare(self, claims: list[Claim], on_read: ReadSink | None = None) -> PreparedCheck:
         """The part of :meth:`verify_claims` that needs no model (see :class:`side.prepared.Preparer`)."""
@@ -163,7 +163,7 @@ class Pipeline:
         neighbours = getattr(self.verifier, "shortlist_neighbours", Preparer.neighbours)
         return Preparer(self.load_source, shortlist, neighbours).prepare(claims, on_read)
 
-    def judge(self, claims: list[Claim], prepared: PreparedCheck,
+    def score(self, claims: list[Claim], prepared: PreparedCheck,
               progress: Callable[[int], object] | None = None) -> list[Result]:
         """The Results of ``claims`` from their :meth:`prepare`'d sources: retrieval, the models
         and the decision, eight claims at a time."""
@@ -176,8 +176,8 @@ class Pipeline:
                 progress(len(results[start : start + 8]))
         return results
 
-    def judge_many(self, checks: list[tuple[list[Claim], PreparedCheck]]) -> list[list[Result]]:
-        """:meth:`judge` for several checks at once: every claim of every check goes through
+    def score_many(self, checks: list[tuple[list[Claim], PreparedCheck]]) -> list[list[Result]]:
+        """:meth:`score` for several checks at once: every claim of every check goes through
         each model in one pass, so the models batch across checks (by length, see
         :meth:`side.verify.crossencoder.CrossEncoder.predict`). Each check's own sources are
         offered only to its own claims."""

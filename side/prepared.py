@@ -7,10 +7,10 @@ included, see :class:`side.pipeline.CheckSources`), which extracts its text and 
 sentences, and makes each claim's :class:`~side.verify.verifier.Shortlist` of its source (why it
 cannot be checked, or the page's BM25 for the claim and the sentences worth embedding). The
 outcome is a :class:`PreparedCheck`, a typed record that travels as plain JSON
-(:meth:`PreparedCheck.to_dict`). :meth:`side.pipeline.Pipeline.judge` does the second half
+(:meth:`PreparedCheck.to_dict`). :meth:`side.pipeline.Pipeline.score` does the second half
 with the models. One process can run both (``side verify``, ``side-worker``); a split
-deployment runs readers that prepare and a worker that judges the prepared checks of many
-readers together (``side-worker --role reader|judge``).
+deployment runs readers that prepare and a worker that scores the prepared checks of many
+readers together (``side-worker --role reader|scorer``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["PreparedCitation", "PreparedCheck", "PreparedCheckError", "Preparer"
 
 
 class PreparedCheckError(ValueError):
-    """A prepared check that does not match the claims it is judged for."""
+    """A prepared check that does not match the claims it is scored for."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""The two halves of the decision flow: a check prepared without a model, judged with one.
+"""The two halves of the decision flow: a check prepared without a model, scored with one.
 
-The prepared check crosses a process boundary as JSON, so the tests judge what came back
+The prepared check crosses a process boundary as JSON, so the tests score what came back
 from JSON and compare it with the single-process ``verify_claims``.
 """
 
@@ -71,7 +71,7 @@ def test_a_check_prepared_apart_and_judged_from_json_gets_the_single_process_res
     prepared = Preparer(loader, verifier.shortlist, verifier.shortlist_neighbours).prepare(claims)
     assert len(prepared.sources) == 2  # the report, cited twice, is kept once; the 404 has none
     assert prepared.citations[0].shortlist is not None and prepared.citations[3].shortlist is None
-    split = pipeline(verifier, cache).judge(claims, through_json(prepared))
+    split = pipeline(verifier, cache).score(claims, through_json(prepared))
     assert [r.to_dict() for r in split] == [r.to_dict() for r in whole]
 
 
@@ -79,8 +79,8 @@ def test_checks_judged_together_get_the_levels_they_get_alone(verifier, served):
     server, cache = served
     first, second = claims_of(server)[:3], claims_of(server)[2:]
     side = pipeline(verifier, cache)
-    alone = [side.judge(claims, side.prepare(claims)) for claims in (first, second)]
-    together = side.judge_many([(claims, through_json(side.prepare(claims))) for claims in (first, second)])
+    alone = [side.score(claims, side.prepare(claims)) for claims in (first, second)]
+    together = side.score_many([(claims, through_json(side.prepare(claims))) for claims in (first, second)])
     for results, reference in zip(together, alone, strict=True):
         assert [r.level for r in results] == [r.level for r in reference]
         assert [r.flagged for r in results] == [r.flagged for r in reference]

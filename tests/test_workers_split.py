@@ -1,8 +1,8 @@
-"""Readers and a judge end to end: real Redis (AOF), real ``side-worker`` processes, the real model.
+"""Readers and a scorer end to end: real Redis (AOF), real ``side-worker`` processes, the real model.
 
 Readers (``--role reader``, no model) take the check jobs from the RQ queue, read the cited
 pages from a local HTTP server (slow enough that a reader is killed holding a job) and add
-each prepared check to the judges' stream; the judge (``--role judge``) judges them several
+each prepared check to the scorers' stream; the scorer (``--role scorer``) scores them several
 checks at a time. Both kinds are killed with SIGKILL mid-run and started again; every check
 must still end done, with exactly one Result per citation, and with the verdicts the
 single-process pipeline gives for the same claims and pages.
@@ -35,7 +35,7 @@ CLAIMS = [
 CHECKS = 8
 #: Seconds each page takes to answer: a reader is busy long enough to be killed holding a job.
 PAGE_DELAY_S = 1.5
-#: Seconds a judge's prepared checks stay its own before the restarted judge takes them over.
+#: Seconds a scorer's prepared checks stay its own before the restarted scorer takes them over.
 CLAIM_AFTER_S = 3
 ENV = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_VERIFIER_PRECISION": "fp32"}
 
@@ -92,11 +92,11 @@ def pages():
         yield server
 
 
-def test_killed_readers_and_judge_lose_and_duplicate_nothing(service_stack, pages):
+def test_killed_readers_and_scorer_lose_and_duplicate_nothing(service_stack, pages):
     stack = service_stack(with_web=False, workers=2, env=ENV, config={"retries": 3, "retry_backoff_s": 1},
                           worker_args=[*TEST_WORKER_ARGS, "--role", "reader", "--no-ingest"])
-    judge_args = ["--claim-after", str(CLAIM_AFTER_S), "--batch-checks", "3", "--no-ingest"]
-    judge = stack.stack.start_judge(judge_args)
+    scorer_args = ["--claim-after", str(CLAIM_AFTER_S), "--batch-checks", "3", "--no-ingest"]
+    score = stack.stack.start_scorer(scorer_args)
     requests = checks(pages)
     ids = [stack.submit(request)[0].id for request in requests]
     key = stream_key(stack.config)
@@ -107,17 +107,17 @@ def test_killed_readers_and_judge_lose_and_duplicate_nothing(service_stack, page
     stack.start_worker()  # the reader comes back (as a supervisor would start it again)
 
     wait_until(lambda: stream_summary(connection, key)["pending"] > 0, 120,
-               "the judge to hold prepared checks", stack)
-    judge.signal(signal.SIGKILL)
-    judge.process.wait(30)
+               "the scorer to hold prepared checks", stack)
+    score.signal(signal.SIGKILL)
+    score.process.wait(30)
     held = stream_summary(connection, key)["pending"]
     assert held > 0
-    again = stack.stack.start_judge(judge_args)
+    again = stack.stack.start_scorer(scorer_args)
 
     for check_id in ids:
         record = stack.wait_for(check_id, timeout=300)
         assert record.status == "done", record.error
-    assert "claimed" in again.log_path.read_text(), "the restarted judge did not take over the killed one's checks"
+    assert "claimed" in again.log_path.read_text(), "the restarted scorer did not take over the killed one's checks"
     assert max(stack.store().check(i).attempts for i in ids) >= 2, "no reader job was run again after the kill"
     wait_until(lambda: stream_summary(connection, key) == {"entries": 0, "pending": 0}, 60,
                "every entry to be acknowledged and deleted", stack)
@@ -129,6 +129,6 @@ def test_killed_readers_and_judge_lose_and_duplicate_nothing(service_stack, page
         for row, result in zip(sorted(stored, key=lambda r: r.position), reference, strict=True):
             assert row.claim.text == result.claim.text
             assert (row.verdict.level, row.verdict.label) == (result.verdict.level, result.verdict.label)
-            # the judge batches across checks: float sums may run in another order, never 1e-3 apart
+            # the scorer batches across checks: float sums may run in another order, never 1e-3 apart
             assert row.verdict.score == pytest.approx(result.verdict.score, abs=1e-3)
             assert [e.text for e in row.verdict.evidence] == [e.text for e in result.verdict.evidence]

@@ -22,9 +22,9 @@ RQ keeps the job in its failed-job registry with the traceback.
 
 A reader (``side-worker --role reader``) runs the same jobs with a context that holds no model
 but a :class:`side.prepared.Preparer` and a ``handoff``: it reads the check's sources, hands
-them to the corpus, and hands the prepared check to the judges' stream
-(:mod:`service.stream`); the check stays ``running`` until a judge (:mod:`workers.judge`)
-stores its Results. A reader killed after the handoff has its job run again, and the judge
+them to the corpus, and hands the prepared check to the scorers' stream
+(:mod:`service.stream`); the check stays ``running`` until a scorer (:mod:`workers.scorer`)
+stores its Results. A reader killed after the handoff has its job run again, and the scorer
 skips the second entry of a check that is done.
 
 Cited sources are fetched with retries: a :class:`SourceFetchError` marked ``transient``
@@ -83,7 +83,7 @@ class WorkerContext:
     """What a worker loads once and every job uses."""
 
     store: Store
-    #: The models (None in a reader, which prepares checks for the judges instead).
+    #: The models (None in a reader, which prepares checks for the scorers instead).
     pipeline: Pipeline | None
     #: Hands the readable sources of a check to the evidence corpus (None: the corpus does not grow).
     ingest: Callable[[Iterable[ReadSource]], object] | None = None
@@ -92,7 +92,7 @@ class WorkerContext:
     prioritize: Callable[[str, str, int | None, list[Result]], list[Priority]] | None = None
     #: A reader's: prepares a check's citations without a model.
     preparer: Preparer | None = None
-    #: A reader's: hands a prepared check (check id, PreparedCheck) on to the judges.
+    #: A reader's: hands a prepared check (check id, PreparedCheck) on to the scorers.
     handoff: Callable[[str, PreparedCheck], object] | None = None
     #: The LLM judge for citations left to be judged later (None: the judge is off).
     judge: Judge | None = None
@@ -200,7 +200,7 @@ def run_check(check_id: str) -> dict[str, Any]:
         if context.preparer is not None and context.handoff is not None:
             return _prepare_check(context, check_id, record.claims, started)
         if context.pipeline is None:
-            raise WorkerNotReadyError("this worker has neither the models nor a judges' stream to hand checks to")
+            raise WorkerNotReadyError("this worker has neither the models nor a scorers' stream to hand checks to")
         outcomes = context.pipeline.verify_claims(record.claims, on_read=read.append)
         lead_verdicts = check_lead(context, check_id)
         _hand_to_corpus(context, check_id, read)
@@ -229,7 +229,7 @@ def run_check(check_id: str) -> dict[str, Any]:
 
 def _prepare_check(context: WorkerContext, check_id: str, claims: list[Claim], started: float) -> dict[str, Any]:
     """A reader's job: read and prepare the check's citations, hand the sources to the corpus
-    and the prepared check to the judges. The check stays running until a judge stores it."""
+    and the prepared check to the scorers. The check stays running until a scorer stores it."""
     assert context.preparer is not None and context.handoff is not None
     read: list[ReadSource] = []
     prepared = context.preparer.prepare(claims, on_read=read.append)

@@ -247,16 +247,16 @@ class Stack:
         slot.state = SlotState.RUNNING
         return part
 
-    def start_judge(self, extra_args: Sequence[str] = ()) -> Part:
-        """A ``side-worker --role judge``; returns once it has loaded the model and reads the
-        prepared-check stream (its consumer is in the judges' group)."""
+    def start_scorer(self, extra_args: Sequence[str] = ()) -> Part:
+        """A ``side-worker --role scorer``; returns once it has loaded the model and reads the
+        prepared-check stream (its consumer is in the scorers' group)."""
         from service.stream import GROUP, stream_key
         from side.config import ServiceConfig
 
         self._worker_count += 1
-        name = f"stack-{os.getpid()}-judge-{self._worker_count}"
-        argv = [sys.executable, "-m", "workers", "--role", "judge", "--name", name, *extra_args]
-        part = self._spawn(f"judge-{self._worker_count}", argv)
+        name = f"stack-{os.getpid()}-scorer-{self._worker_count}"
+        argv = [sys.executable, "-m", "workers", "--role", "scorer", "--name", name, *extra_args]
+        part = self._spawn(f"scorer-{self._worker_count}", argv)
         key = stream_key(ServiceConfig(queue=self.queue_name))
 
         def reading() -> bool:
@@ -264,11 +264,11 @@ class Stack:
                 return client.exists(key) and any(c["name"].decode() == name for c in
                                                   client.xinfo_consumers(key, GROUP))
 
-        self._wait(part, f"judge {name}", reading)
+        self._wait(part, f"scorer {name}", reading)
         return part
 
     def judge_parts(self) -> list[Part]:
-        return [p for p in self.parts if p.name.startswith("judge-")]
+        return [p for p in self.parts if p.name.startswith("scorer-")]
 
     def start_web(self) -> Part:
         argv = [sys.executable, "-m", WEB_MODULE, "--host", self.host, "--port", str(self.web_port)]

@@ -4,8 +4,8 @@
     side-worker --burst               # run what is queued, then exit
     side-worker --name gpu1 --max-jobs 500
     side-worker --ingest              # the corpus ingestion queue (service.ingest_queue)
-    side-worker --role reader         # prepare checks on CPUs for the judges (no model)
-    side-worker --role judge          # judge the readers' prepared checks, many at once
+    side-worker --role reader         # prepare checks on CPUs for the scorers (no model)
+    side-worker --role scorer         # score the readers' prepared checks, many at once
 
 Why a non-forking worker: RQ's default worker forks a child per job, which would reload the
 model per job (or fork a process that holds CUDA state, which CUDA does not survive). Side's
@@ -27,12 +27,12 @@ encoder, adds the sources that checks read to the evidence corpus, and its maint
 queues again the spooled documents that have no job (:func:`service.ingest.requeue_spooled`).
 A check worker hands its sources to that queue unless started with ``--no-ingest``.
 
-``--role reader`` and ``--role judge`` split a check's work between processes (the default
+``--role reader`` and ``--role scorer`` split a check's work between processes (the default
 role, ``full``, does all of it). A reader takes check jobs from the same RQ queue, loads no
 model, reads and prepares the check's citations (:class:`side.prepared.Preparer`) and adds the
-prepared check to a Redis stream (:mod:`service.stream`); a judge, one per GPU, loads the
-models and judges the prepared checks of every reader, many checks per pass of the models
-(:mod:`workers.judge`), storing each check's Results before acknowledging its entry.
+prepared check to a Redis stream (:mod:`service.stream`); a scorer, one per GPU, loads the
+models and scores the prepared checks of every reader, many checks per pass of the models
+(:mod:`workers.scorer`), storing each check's Results before acknowledging its entry.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepare
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
-from workers.judge import DEFAULT_BATCH_CHECKS, DEFAULT_BATCH_CITATIONS, Judge
+from workers.scorer import DEFAULT_BATCH_CHECKS, DEFAULT_BATCH_CITATIONS, Scorer
 
 log = logging.getLogger(__name__)
 
@@ -269,19 +269,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requeue-after", type=int, default=REQUEUE_AFTER_S, metavar="S",
                    help=f"queue again checks the store has waited on for S seconds with no job in Redis, "
                    f"e.g. after Redis lost its data (default {REQUEUE_AFTER_S})")
-    p.add_argument("--role", choices=("full", "reader", "judge"), default="full",
-                   help="full: read and judge each check (default); reader: read and prepare checks for the "
-                   "judges, no model; judge: judge the readers' prepared checks, many at once")
+    p.add_argument("--role", choices=("full", "reader", "scorer"), default="full",
+                   help="full: read and score each check (default); reader: read and prepare checks for the "
+                   "scorers, no model; scorer: score the readers' prepared checks, many at once")
     p.add_argument("--batch-checks", type=int, default=DEFAULT_BATCH_CHECKS, metavar="N",
-                   help=f"judge: checks judged together at most (default {DEFAULT_BATCH_CHECKS})")
+                   help=f"scorer: checks scored together at most (default {DEFAULT_BATCH_CHECKS})")
     p.add_argument("--batch-citations", type=int, default=DEFAULT_BATCH_CITATIONS, metavar="N",
-                   help=f"judge: a batch takes further checks while under N citations "
+                   help=f"scorer: a batch takes further checks while under N citations "
                    f"(default {DEFAULT_BATCH_CITATIONS})")
     p.add_argument("--claim-after", type=float, default=DEFAULT_MIN_IDLE_MS / 1000, metavar="S",
-                   help="judge: take over prepared checks another judge has held for S seconds without "
-                   f"storing them (a dead judge's; default {DEFAULT_MIN_IDLE_MS / 1000:g})")
+                   help="scorer: take over prepared checks another scorer has held for S seconds without "
+                   f"storing them (a dead scorer's; default {DEFAULT_MIN_IDLE_MS / 1000:g})")
     p.add_argument("--max-prepared", type=int, default=DEFAULT_MAX_ENTRIES, metavar="N",
-                   help=f"reader: wait while N prepared checks wait for a judge (default {DEFAULT_MAX_ENTRIES})")
+                   help=f"reader: wait while N prepared checks wait for a scorer (default {DEFAULT_MAX_ENTRIES})")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -519,8 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("results store: %s; queue %r on %s", store.engine.url.render_as_string(hide_password=True),
              config.service.queue, connection.connection_pool.connection_kwargs.get("host", "?"))
     try:
-        if args.role == "judge":
-            return _serve_judge(config, args, connection, context)
+        if args.role == "scorer":
+            return _serve_scorer(config, args, connection, context)
         return serve(config, args, connection, store)
     except KeyboardInterrupt:
         return 130
@@ -528,19 +528,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.close()
 
 
-def _serve_judge(config: Config, args: argparse.Namespace, connection: redis.Redis, context: WorkerContext) -> int:
-    """``side-worker --role judge``: judge the stream's prepared checks until SIGTERM/SIGINT."""
-    judge = Judge(connection, stream_key(config.service), args.name or default_worker_name(), context,
+def _serve_scorer(config: Config, args: argparse.Namespace, connection: redis.Redis, context: WorkerContext) -> int:
+    """``side-worker --role scorer``: score the stream's prepared checks until SIGTERM/SIGINT."""
+    scorer = Scorer(connection, stream_key(config.service), args.name or default_worker_name(), context,
                   batch_checks=args.batch_checks, batch_citations=args.batch_citations,
                   min_idle_ms=int(args.claim_after * 1000))
 
     def stop(signum: int, frame: Any) -> None:
-        log.info("judge: stopping after this batch (signal %d)", signum)
-        judge.stop.set()
+        log.info("scorer: stopping after this batch (signal %d)", signum)
+        scorer.stop.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    return judge.run(burst=args.burst)
+    return scorer.run(burst=args.burst)
 
 
 def _serve_ingest(config: Config, args: argparse.Namespace, connection: redis.Redis) -> int:

@@ -1,21 +1,21 @@
-"""``side-worker --role judge``: the models, fed by readers through the prepared-check stream.
+"""``side-worker --role scorer``: the models, fed by readers through the prepared-check stream.
 
-One judge per GPU (or one on a CPU host) loads the verifier once and loops:
+One scorer per GPU (or one on a CPU host) loads the verifier once and loops:
 
-1. take entries of the stream (:mod:`service.stream`): first those a judge left pending for
-   ``min_idle_ms`` (a judge killed mid-batch, XAUTOCLAIM), then those already delivered to this
-   consumer name (a judge restarted under its fixed ``--name``), then new ones, up to
+1. take entries of the stream (:mod:`service.stream`): first those a scorer left pending for
+   ``min_idle_ms`` (a scorer killed mid-batch, XAUTOCLAIM), then those already delivered to this
+   consumer name (a scorer restarted under its fixed ``--name``), then new ones, up to
    ``batch_checks`` checks and ``batch_citations`` citations;
-2. judge all their citations together (:meth:`side.pipeline.Pipeline.judge_many`: one pass of
+2. score all their citations together (:meth:`side.pipeline.Pipeline.score_many`: one pass of
    each model over every check of the batch, batched by length);
 3. per check, its lead claims (when it came with its article) and the patrol priorities, then
    ``Store.finish``, and only then acknowledge its entry.
 
-An entry whose check is already done (an entry added twice, or delivered again after a judge
-died between storing and acknowledging) is acknowledged without judging. A check that fails
+An entry whose check is already done (an entry added twice, or delivered again after a scorer
+died between storing and acknowledging) is acknowledged without scoring. A check that fails
 here (a malformed entry, an error of the models on it) is marked failed with the reason and
 its entry acknowledged: an entry that would fail again is not retried for ever. When a whole
-batch fails, its checks are judged one by one, so one bad check fails alone.
+batch fails, its checks are scored one by one, so one bad check fails alone.
 """
 
 from __future__ import annotations
@@ -39,25 +39,25 @@ from service.stream import (
 from side.pipeline import Result
 from workers.jobs import WorkerContext, check_lead
 
-__all__ = ["DEFAULT_BATCH_CHECKS", "DEFAULT_BATCH_CITATIONS", "Judge"]
+__all__ = ["DEFAULT_BATCH_CHECKS", "DEFAULT_BATCH_CITATIONS", "Scorer"]
 
 log = logging.getLogger(__name__)
 
-#: Checks judged together at most.
+#: Checks scored together at most.
 DEFAULT_BATCH_CHECKS = 32
-#: Citations judged together at most (a batch takes further checks only while under this).
+#: Citations scored together at most (a batch takes further checks only while under this).
 DEFAULT_BATCH_CITATIONS = 256
 #: Milliseconds a read waits for a first entry.
 BLOCK_MS = 1000
-#: Seconds between two looks for entries other judges left pending.
+#: Seconds between two looks for entries other scorers left pending.
 CLAIM_EVERY_S = 10.0
 #: Seconds between reconnection attempts after Redis went away.
 RECONNECT_S = 2.0
 
 
 @dataclass
-class Judge:
-    """The judging loop of one process (see the module docstring)."""
+class Scorer:
+    """The scoring loop of one process (see the module docstring)."""
 
     connection: redis.Redis
     key: str
@@ -77,14 +77,14 @@ class Judge:
         return self.context.store
 
     def run(self, burst: bool = False) -> int:
-        """Judge until stopped (``burst``: until the stream has nothing for this judge)."""
+        """Score until stopped (``burst``: until the stream has nothing for this scorer)."""
         ensure_group(self.connection, self.key)
-        log.info("judge %s reading %s", self.consumer, self.key)
+        log.info("scorer %s reading %s", self.consumer, self.key)
         while not self.stop.is_set():
             try:
                 entries = self.take()
                 if entries:
-                    self.judge(entries)
+                    self.score(entries)
                 elif burst:
                     return 0
             except redis.RedisError as exc:
@@ -98,7 +98,7 @@ class Judge:
         return 0
 
     def take(self) -> list[PreparedEntry]:
-        """The next batch: stale entries of dead judges, this consumer's own pending ones, new ones."""
+        """The next batch: stale entries of dead scorers, this consumer's own pending ones, new ones."""
         entries: list[PreparedEntry] = []
         if time.monotonic() - self._last_claim >= CLAIM_EVERY_S:
             self._last_claim = time.monotonic()
@@ -116,33 +116,33 @@ class Judge:
             entries += more
         return entries
 
-    def judge(self, entries: list[PreparedEntry]) -> None:
-        """Judge a batch and store each check before acknowledging its entry."""
+    def score(self, entries: list[PreparedEntry]) -> None:
+        """Score a batch and store each check before acknowledging its entry."""
         todo, done = self._triage(entries)
         ack_prepared(self.connection, self.key, done)
         if not todo:
             return
         started = time.monotonic()
         try:
-            outcomes = self.context.pipeline.judge_many(  # type: ignore[union-attr]
+            outcomes = self.context.pipeline.score_many(  # type: ignore[union-attr]
                 [(record.claims, entry.prepared) for entry, record in todo])
-        except Exception as exc:  # noqa: BLE001 - one bad check must not fail the batch: judge them alone
+        except Exception as exc:  # noqa: BLE001 - one bad check must not fail the batch: score them alone
             if len(todo) == 1:
-                log.exception("check %s could not be judged", todo[0][0].check_id)
+                log.exception("check %s could not be scored", todo[0][0].check_id)
                 self._fail(todo[0][0], f"{type(exc).__name__}: {exc}")
                 return
-            log.exception("a batch of %d checks failed; judging them one by one", len(todo))
+            log.exception("a batch of %d checks failed; scoring them one by one", len(todo))
             for entry, _ in todo:
-                self.judge([entry])
+                self.score([entry])
             return
         seconds = (time.monotonic() - started) / len(todo)
         for (entry, record), results in zip(todo, outcomes, strict=True):
             self._store(entry, record, results, seconds)
-        log.info("judged %d checks (%d citations) in %.1f s", len(todo), sum(len(r) for r in outcomes),
+        log.info("scored %d checks (%d citations) in %.1f s", len(todo), sum(len(r) for r in outcomes),
                  time.monotonic() - started)
 
     def _triage(self, entries: list[PreparedEntry]) -> tuple[list[tuple[PreparedEntry, Check]], list[str]]:
-        """The entries to judge (with their store records), and the ids to acknowledge as they are."""
+        """The entries to score (with their store records), and the ids to acknowledge as they are."""
         todo: list[tuple[PreparedEntry, Check]] = []
         ack: list[str] = []
         seen: set[str] = set()
@@ -156,7 +156,7 @@ class Judge:
             record = self.store.check(entry.check_id)
             if record is None or record.status == CheckStatus.DONE or entry.check_id in seen:
                 log.info("check %s: %s; acknowledging its entry", entry.check_id,
-                         "unknown" if record is None else "already judged")
+                         "unknown" if record is None else "already scored")
                 ack.append(entry.entry_id)
                 continue
             seen.add(entry.check_id)
