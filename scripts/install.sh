@@ -36,7 +36,9 @@ install_python() {
   .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
   # This project was installed as "side" before it took the name side-citations: remove that
   # editable install, or its console scripts and side.commands plugins would be registered twice.
-  if .venv/bin/python -m pip show side 2>/dev/null | grep -q '^Editable project location:'; then
+  # (grep without -q reads all of pip's output: -q would close the pipe early, and under pipefail
+  # pip's SIGPIPE would make the test false.)
+  if .venv/bin/python -m pip show side 2>/dev/null | grep '^Editable project location:' >/dev/null; then
     .venv/bin/python -m pip uninstall -q -y side
   fi
   .venv/bin/python -m pip install -q -e ".$extras"
