@@ -407,7 +407,7 @@ class JudgeConfig:
     band_low: float = 0.309
     band_high: float = 0.8263
     #: The prompt's version; part of every cache key (side.verify.judge.PROMPT_VERSION).
-    prompt_version: str = "side-judge-1"
+    prompt_version: str = "side-judge-2"
     #: Tokens the model may answer with.
     max_tokens: int = 384
     #: Tokens of source text in the evidence window sent with each claim.

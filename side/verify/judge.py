@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 #: The prompt's version: a change of the prompt's words or schema changes it, so cached verdicts
 #: of another prompt are never reused.
-PROMPT_VERSION = "side-judge-1"
+PROMPT_VERSION = "side-judge-2"
 
 #: Who decided a verdict when the judge did not.
 SIDE = "Side"
@@ -160,7 +160,7 @@ class JudgeRequest:
                  f"Text before the claim: {self.context[-600:]}" if self.context else "",
                  f"Claim: {self.claim}",
                  f"Source language: {self.language}" if self.language and self.language != "en" else "",
-                 "Source passages (\"...\" marks text left out):", self.window]
+                 "Source passages (a line \"[…]\" marks text left out):", self.window]
         return [{"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": "\n".join(line for line in lines if line)}]
 
