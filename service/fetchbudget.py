@@ -75,7 +75,11 @@ def host_of(url: str) -> str:
 def page_key(url: str) -> str:
     """The page a URL names: scheme, host, port and path, without query string or fragment."""
     parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        number = parts.port
+    except ValueError:  # a port out of range or not a number: the fetch refuses it; the page still counts
+        number = parts.netloc.rpartition(":")[2] or None
+    port = f":{number}" if number else ""
     return f"{parts.scheme.lower()}://{host_of(url)}{port}{parts.path or '/'}"
 
 

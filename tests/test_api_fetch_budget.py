@@ -132,3 +132,12 @@ def test_a_reviewer_has_a_larger_budget_of_their_own(app, config, server):
     results = work(app, config, post(client, urls, "192.0.2.6"))
     assert all(results[u].source_status is SourceStatus.FETCHED for u in urls)
     assert fetches(app).spent("reviewer:Patroller") == 4 and fetches(app).spent("address:192.0.2.6") == 0
+
+
+def test_a_url_whose_port_is_out_of_range_is_still_a_page():
+    """Found by schemathesis: a cited URL with port 99999 passed validation and the budget's page
+    key raised, a 500. The page key keeps the port as written; the fetch refuses it later."""
+    from service.fetchbudget import page_key
+
+    assert page_key("http://Example.org:99999/a?x=1#f") == "http://example.org:99999/a"
+    assert page_key("http://example.org:8080/a") == "http://example.org:8080/a"

@@ -74,6 +74,23 @@ def wait_judged(stack, check_id: str, timeout: float = 1800.0, new_hours: bool =
     pytest.fail(f"citations of {check_id} still wait for the judge:\n{stack.worker_log.read_text()[-3000:]}")
 
 
+def assert_answered(results: list) -> None:
+    """Every citation got the judge's answer (or, when the small model's output was cut off or
+    malformed, the note that Side's verdict stands), and each level is the judge's exactly when its
+    verdict was accepted. Which verdicts a 270M model gives is not what these tests measure."""
+    for result in results:
+        assert not result.judge_pending
+        if result.judge is None:
+            assert "no usable verdict" in result.judge_note, result.judge_note
+            continue
+        assert result.judge.model == MODEL_ALIAS
+        assert result.decided_by == (LLM if result.judge.accepted else "Side")
+        if result.judge.accepted:
+            assert result.level == result.judge.level
+        else:
+            assert LLM in result.judge_note and "Side's verdict stands" in result.judge_note
+
+
 def test_verdicts_wait_while_the_endpoint_is_down_and_are_judged_when_it_is_back(stack, sources, llm_server):
     spend_no_budget(stack)
     llm_server.stop()
@@ -88,12 +105,8 @@ def test_verdicts_wait_while_the_endpoint_is_down_and_are_judged_when_it_is_back
     finally:
         llm_server.start()
     judged = wait_judged(stack, record.id, new_hours=True)  # three to judge, two an hour
-    assert len(judged) == 3 and all(r.judge is not None and r.judge.model == MODEL_ALIAS for r in judged)
-    for result in judged:  # each verdict is the judge's exactly when it was accepted
-        assert result.decided_by == (LLM if result.judge.accepted else "Side")
-        if result.judge.accepted:
-            assert result.level == result.judge.level
-    assert any(r.decided_by == LLM for r in judged), [r.judge for r in judged]
+    assert len(judged) == 3
+    assert_answered(judged)
 
 
 def test_an_exhausted_budget_leaves_citations_to_be_judged_later_and_the_dashboard_names_the_llm(stack, sources):
@@ -102,7 +115,7 @@ def test_an_exhausted_budget_leaves_citations_to_be_judged_later_and_the_dashboa
     done = stack.wait_for(record.id, timeout=1800)
     assert done.status == "done", done.error
     results = stack.store().results(record.id)
-    assert [r.judge is not None for r in results] == [True, True, False]  # a budget of 2 an hour
+    assert [r.judge_pending for r in results] == [False, False, True]  # a budget of 2 an hour
     third = results[2]
     assert third.judge_pending and third.decided_by == "Side" and "budget" in third.judge_note
     assert third.level.value in {"supported", "partially_supported", "not_supported", "cannot_check"}
@@ -110,11 +123,13 @@ def test_an_exhausted_budget_leaves_citations_to_be_judged_later_and_the_dashboa
     assert stack.store().pending_judgements(record.id)  # tried again: still no budget, still kept
     spend_no_budget(stack)
     judged = wait_judged(stack, record.id)
-    assert all(r.judge is not None for r in judged)
+    assert_answered(judged)
 
-    decided = [r for r in judged if r.decided_by == LLM]
-    assert decided, [r.judge for r in judged]
-    page = requests.get(f"{stack.web_url}/dashboard/results/{decided[0].id}", timeout=30)
-    assert page.status_code == 200 and LLM in page.text
+    for result in (r for r in judged if r.judge is not None):  # the dashboard names the LLM either way
+        page = requests.get(f"{stack.web_url}/dashboard/results/{result.id}", timeout=30)
+        assert page.status_code == 200
+        decided_by = page.text.split('class="decided-by">', 1)[1].split("<", 1)[0]
+        assert decided_by == result.decided_by
+        assert LLM in page.text  # as the decider, or in the note saying why Side's verdict stands
     api = requests.get(f"{stack.api_url}/checks/{record.id}", timeout=30).json()["check"]
     assert {r["client_key"]: r["decided_by"] for r in api["results"]} == {r.client_key: r.decided_by for r in judged}
