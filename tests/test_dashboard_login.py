@@ -12,7 +12,6 @@ more test runs the handshake in headless Chromium, with the wiki's own login for
 from __future__ import annotations
 
 import dataclasses
-import threading
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import lxml.html
@@ -27,7 +26,7 @@ from side.errors import ConfigError
 from harness import free_port
 from harness.browser import save_screenshot
 from harness.mediawiki import is_installed, start_mediawiki
-from webapp import claims_body, finish, log_in, make_config, outcome, running_app
+from webapp import claims_body, finish, log_in, make_config, outcome, running_app, serving
 
 HTML = {"Accept": "text/html"}
 
@@ -188,14 +187,8 @@ def served(oauth_wiki, tmp_path, redis_db):
     config.login.wiki_url, config.login.consumer_key, config.login.consumer_secret = wiki.index, key, secret
     config.login.session_secret = "test-session-secret"
     with running_app(config) as app:
-        server = make_server(app, config.service, host="127.0.0.1", port=port, threads=4)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        try:
+        with serving(make_server(app, config.service, host="127.0.0.1", port=port, threads=4)):
             yield app, f"http://127.0.0.1:{port}", wiki
-        finally:
-            server.close()
-            thread.join(5)
 
 
 def refusal(response) -> tuple[int, str, str]:

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 from gadget.server.serve import make_server
 
 from harness.nginx import ReverseProxy, need_nginx
-from webapp import claims_body, make_config, running_app
+from webapp import claims_body, make_config, running_app, serving
 
 #: The test's budget: three POSTs a minute per client.
 LIMIT = 3
@@ -39,15 +38,9 @@ def proxied_service(tmp_path, redis_url: str, proxy_hops: int) -> Iterator[Rever
     need_nginx()
     config = make_config(tmp_path, redis_url, rate_limit=f"{LIMIT}/minute", proxy_hops=proxy_hops)
     with running_app(config) as app:
-        server = make_server(app, config.service, host="127.0.0.1", port=0, threads=4)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        try:
+        with serving(make_server(app, config.service, host="127.0.0.1", port=0, threads=4)) as server:
             with ReverseProxy(tmp_path / "nginx", server.effective_port) as proxy:
                 yield proxy
-        finally:
-            server.close()
-            thread.join(5)
 
 
 def post_from(source: str, proxy: ReverseProxy, revision: int, **headers: str) -> int:

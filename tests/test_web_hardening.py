@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 
 import lxml.html
@@ -28,7 +27,7 @@ from side.config import load_config
 from side.errors import ConfigError
 from side.extract.wikitext import extract_claims
 
-from webapp import claims_body, finish, log_in, make_config, outcome, running_app
+from webapp import claims_body, finish, log_in, make_config, outcome, running_app, serving
 
 HTML = {"Accept": "text/html"}
 EVIL_URLS = ["javascript:alert(document.domain)", "JaVaScRiPt:alert(1)", "data:text/html,<script>alert(1)</script>",
@@ -292,12 +291,8 @@ def test_feedback_has_its_own_stricter_budget(tmp_path, redis_db):
 
 @pytest.fixture
 def served(app, web_config):
-    server = make_server(app, web_config.service, host="127.0.0.1", port=0, threads=2)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}"
-    server.close()
-    thread.join(5)
+    with serving(make_server(app, web_config.service, host="127.0.0.1", port=0, threads=2)) as server:
+        yield f"http://127.0.0.1:{server.effective_port}"
 
 
 def test_bodies_beyond_waitress_buffer_get_the_json_413(served, store, web_config):
@@ -329,21 +324,7 @@ def test_a_request_that_never_sends_its_body_is_closed_after_the_channel_timeout
     """Content-Length promised 1,000 bytes, 8 came: the connection was held until the client gave up."""
     config = make_config(tmp_path, redis_db.url, channel_timeout_s=1)
     with running_app(config) as app:
-        server = make_server(app, config.service, host="127.0.0.1", port=0, threads=2)
-        closing = threading.Event()
-
-        def serve() -> None:
-            # Closing the server from this thread races its select() on the same sockets: an
-            # EBADF once the test has closed it is that teardown, not a server error.
-            try:
-                server.run()
-            except OSError:
-                if not closing.is_set():
-                    raise
-
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        try:
+        with serving(make_server(app, config.service, host="127.0.0.1", port=0, threads=2)) as server:
             with socket.create_connection(("127.0.0.1", server.effective_port), timeout=20) as conn:
                 conn.sendall(b"POST /api/v1/checks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                              b"Content-Length: 1000\r\n\r\n{\"wiki\":")
@@ -351,10 +332,6 @@ def test_a_request_that_never_sends_its_body_is_closed_after_the_channel_timeout
                 while conn.recv(65536):  # b"" once the server has closed the connection
                     pass
                 held = time.monotonic() - started
-        finally:
-            closing.set()
-            server.close()
-            thread.join(5)
         assert app.extensions["side"].store.checks() == []
     assert held < 5, f"held {held:.1f} s"
 

@@ -13,6 +13,7 @@ real worker end to end.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,6 +55,31 @@ def running_app(config: Config) -> Iterator[Flask]:
         yield app
     finally:
         app.extensions["side"].store.close()
+
+
+@contextmanager
+def serving(server: Any) -> Iterator[Any]:
+    """Run a waitress ``server`` (side-web's ``make_server``) in a thread until the block ends.
+
+    Closing the server from the test's thread races the server thread's select() on the sockets
+    it closes: an OSError once closing has begun is that teardown, not a server error."""
+    closing = threading.Event()
+
+    def run() -> None:
+        try:
+            server.run()
+        except OSError:
+            if not closing.is_set():
+                raise
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        closing.set()
+        server.close()
+        thread.join(5)
 
 
 @pytest.fixture
