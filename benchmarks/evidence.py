@@ -86,7 +86,7 @@ def orders(verifier: Verifier, item: Prepared) -> dict[str, list[int]]:
     full = query_scores(item.query.claim)
     parts = clauses(item.query.claim)
     best_clause = np.max([query_scores(p) for p in parts], axis=0) if len(parts) > 1 else full
-    support = item.probabilities[:-1, SUPPORTS]
+    support = item.probabilities[: len(item.candidates), SUPPORTS]
     retrieval_rank = -np.arange(len(item.candidates), dtype=np.float64)
     return {
         "shipped (peer)": verifier_order(item),

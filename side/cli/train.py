@@ -85,6 +85,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-shortcuts", action="store_true",
                    help=f"train even when a shortcut probe's AUROC is above {MAX_PROBE_AUROC:g} (the training "
                    "pairs of the shipped model carry the title shortcut: this rebuilds it)")
+    p.add_argument("--chunks", action="store_true",
+                   help="the chunk recipe: claims against chunks of consecutive sentences (WiCE train, SciFact, "
+                   "FactCG, SummEdits, FIB) beside VitaminC, FM2 and samples of the NLI and compound pairs, with a "
+                   "fourth PARTIAL output (a detail of the claim is missing); the verifier then judges chunks "
+                   "around its best sentences (see the model card). Give --init DIR to start from a trained verifier")
+    p.add_argument("--chunk-words", type=int, default=d.chunk_words, metavar="N",
+                   help=f"words per chunk with --chunks (default {d.chunk_words})")
     p.add_argument("--probe-only", action="store_true",
                    help="build the training pairs, print the query-only and premise-length probes per training "
                    "set, and stop")
@@ -142,7 +149,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     given = {"--feedback": args.feedback is not None, "--init": args.init is not None,
              "--joined": bool(args.joined), "--supported-parts": args.supported_parts,
              "--contrastive": bool(args.contrastive), "--shortcut-filter": args.shortcut_filter,
-             "--probe-only": args.probe_only}
+             "--probe-only": args.probe_only, "--chunks": args.chunks}
     fine_tuning = [name for name, present in given.items() if present]
     if fine_tuning and (args.combiner_only or args.levels_only):
         raise InputError(f"{', '.join(fine_tuning)}: options of the fine-tuning, which --combiner-only / "
@@ -151,6 +158,11 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         from side.training.feedback import read_feedback
 
         read_feedback(args.feedback)  # a bad file stops here, before an hour of training
+    if args.chunks and (args.contrastive or args.joined or args.supported_parts):
+        raise InputError("--chunks has its own mix (it includes the contrastive sets, compound claims and WiCE's "
+                         "supported parts); leave out --contrastive, --joined and --supported-parts")
+    if args.chunk_words < 20:
+        raise InputError(f"--chunk-words {args.chunk_words}: a chunk needs at least 20 words")
     if args.train_only and (args.combiner_only or args.levels_only):
         raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
     require_file(data_dir / WICE_TRAIN)
@@ -164,7 +176,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
             base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts,
             contrastive=args.contrastive, shortcut_filter=args.shortcut_filter,
-            allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
+            chunks=args.chunks, chunk_words=args.chunk_words, allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
         )
         if args.probe_only:
             examples, probe = training_examples(settings)

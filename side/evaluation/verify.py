@@ -348,7 +348,7 @@ def abstract_prediction(item: Prepared, threshold: float = 0.5) -> AbstractPredi
     """
     if item.probabilities is None or not item.candidates or item.verdict is None:
         return AbstractPrediction(None, frozenset(), 0.0)
-    single = item.probabilities[:-1]
+    single = item.probabilities[: len(item.candidates)]
     confidence = float(single[:, [SUPPORTS, REFUTES]].max())
     label = LABEL_NAMES.get(item.verdict.label)
     if label is None:

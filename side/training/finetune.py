@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from side.errors import InputError
+from side.training.chunked import chunked_examples
 from side.training.contrastive import contrastive_examples
 from side.training.feedback import read_feedback
 from side.training.shortcut import MAX_PROBE_AUROC, ProbeReport, filter_shortcuts, probe_examples
@@ -36,6 +37,7 @@ from side.verify.crossencoder import (
     DEFAULT_BACKBONE,
     DEFAULT_MODEL_DIR,
     META_FILE,
+    PARTIAL,
     WEIGHTS_FILE,
     Pair,
     PairEncoder,
@@ -45,6 +47,7 @@ from side.verify.crossencoder import (
     load_trained_weights,
     trainable_state,
 )
+from side.verify.chunks import CHUNK_WORDS
 from side.verify.precision import autocast_dtype
 
 __all__ = [
@@ -118,6 +121,11 @@ class TrainSettings:
     shortcut_filter: bool = False
     #: Train even when a shortcut probe scores above side.training.shortcut.MAX_PROBE_AUROC.
     allow_shortcuts: bool = False
+    #: The chunk recipe (side.training.chunked): claims against chunks of consecutive sentences,
+    #: a fourth PARTIAL output, and the verifier then judges chunks (``premise`` "chunk").
+    chunks: bool = False
+    #: Words per chunk (side.verify.chunks.CHUNK_WORDS).
+    chunk_words: int = CHUNK_WORDS
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -150,16 +158,18 @@ def _pair(ex: Example) -> Pair:
 
 def batch_loss(logits: torch.Tensor, labels: torch.Tensor, groups: torch.Tensor, rank_margin: float,
                rank_weight: float) -> torch.Tensor:
-    """Three-way cross-entropy, binary 'not supported' term and the in-group ranking term."""
+    """Cross-entropy over the model's classes, binary 'not supported' term and the in-group ranking term."""
     import torch
     import torch.nn.functional as F
 
     log_probs = F.log_softmax(logits, dim=-1)
-    three = labels < 3
+    # A label the model has an output for is trained as that class; "X" (and "P" in a model
+    # without a PARTIAL output) as "not supported": any class but SUPPORTS.
+    direct = labels < logits.shape[1]
     loss = torch.zeros((), device=logits.device)
-    if three.any():
-        loss = loss + F.nll_loss(log_probs[three], labels[three], reduction="sum")
-    binary = labels == 3
+    if direct.any():
+        loss = loss + F.nll_loss(log_probs[direct], labels[direct], reduction="sum")
+    binary = ~direct
     if binary.any():
         not_supported = torch.logsumexp(log_probs[binary][:, 1:], dim=-1)
         loss = loss - not_supported.sum()
@@ -217,8 +227,9 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
     state = {k: v.detach().to("cpu").half().contiguous() for k, v in trainable_state(model).items()}
     path = settings.out_dir / WEIGHTS_FILE
     save_file(state, str(path), metadata={"format": "pt"})
-    meta = {"labels": ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], "base": BACKBONES[settings.base],
-            "max_length": settings.max_length,
+    labels = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", PARTIAL][: model.config.num_labels]
+    meta = {"labels": labels, "base": BACKBONES[settings.base], "max_length": settings.max_length,
+            **({"premise": "chunk", "chunk_words": settings.chunk_words} if settings.chunks else {}),
             "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
     (settings.out_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -228,9 +239,12 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
 def training_examples(settings: TrainSettings) -> tuple[list[Example], ProbeReport]:
     """The training pairs of ``settings`` and their shortcut probes; refuses pairs whose label a
     query-only or premise-length probe predicts (unless ``allow_shortcuts``), before any step is spent."""
-    examples = build_examples(settings.data_dir, negatives=settings.negatives,
-                              in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
-                              supported_parts=settings.supported_parts)
+    if settings.chunks:
+        examples = chunked_examples(settings.data_dir, seed=settings.seed, words=settings.chunk_words)
+    else:
+        examples = build_examples(settings.data_dir, negatives=settings.negatives,
+                                  in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
+                                  supported_parts=settings.supported_parts)
     if settings.contrastive:
         added = contrastive_examples(settings.data_dir, settings.contrastive)
         log.info("%d contrastive and document-level pairs from %s", len(added), ", ".join(settings.contrastive))
@@ -286,9 +300,9 @@ def train_verifier(settings: TrainSettings) -> dict:
     batches = batches[: int(len(batches) * settings.epochs / epochs) or 1]
     total = min(len(batches), settings.max_steps or len(batches))
 
-    model = build_model(base=settings.base)
+    model = build_model(4 if settings.chunks else 3, base=settings.base)
     if settings.init is not None:
-        load_trained_weights(model, settings.init / WEIGHTS_FILE)
+        load_trained_weights(model, settings.init / WEIGHTS_FILE, widen=True)
         log.info("training starts from the weights in %s", settings.init)
     freeze(model, settings.freeze_layers)
     # transformers wraps PreTrainedModel.to in functools.wraps, which hides the bound self from mypy

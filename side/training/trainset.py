@@ -5,8 +5,10 @@ Only the files in :data:`SHIPPABLE` are read. Sets with non-commercial or unknow
 WikiFactCheck, Citation-Integrity) are for evaluation only and never appear here, and neither
 does any file that ``side eval`` measures (WiCE claim dev, SciFact dev, Citation-Integrity dev).
 
-Labels: ``S`` supports, ``R`` refutes, ``N`` not enough info, ``X`` "not supported" where a
-binary dataset cannot tell refuted from not-enough-info (trained as P(R)+P(N)).
+Labels: ``S`` supports, ``R`` refutes, ``N`` not enough info, ``P`` partial (the passage backs the
+claim's subject but not one of its details: a class of its own in a four-output model, "not
+supported" in a three-output one), ``X`` "not supported" where a binary dataset cannot tell
+refuted from not-enough-info (trained as P(R)+P(N)+P(P)).
 Hard negatives follow BERT-for-FEVER: lexically retrieved non-evidence sentences of the same
 source, and for SciFact the best sentence of abstracts BM25 retrieves that the claim does not
 cite, become ``N``; a claim's evidence and its hard negatives share a ``group`` so the trainer
@@ -36,7 +38,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LABEL_IDS = {"S": 0, "R": 1, "N": 2, "X": 3}
+LABEL_IDS = {"S": 0, "R": 1, "N": 2, "P": 3, "X": 4}
 
 _NLI = {"entailment": "S", "contradiction": "R", "neutral": "N", "not_entailment": "X",
         "supports": "S", "refutes": "R", "not enough info": "N", "partial": "X"}

@@ -34,7 +34,7 @@ from side.errors import ModelLoadError
 from side.retrieval.encoder import BATCH_OVERHEAD_TOKENS, encoder_path, padding_batches, pick_device
 
 __all__ = [
-    "VerdictLabel", "LABELS", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
+    "VerdictLabel", "LABELS", "PARTIAL", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
     "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
     "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
     "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "load_trained_weights",
@@ -62,6 +62,11 @@ class VerdictLabel(StrEnum):
 LABELS = tuple(label.value for label in VerdictLabel)
 #: Side's columns (of :data:`LABELS`).
 SUPPORTS, REFUTES, NEI = 0, 1, 2
+#: The fourth output of a Side model trained with partial support (``verifier.json`` lists it last):
+#: the passage backs the claim's subject, but a detail of the claim is missing or differs. In the
+#: three columns it counts as NOT ENOUGH INFO (the whole claim is not backed); the verifier reads it
+#: on its own as the ``ce_partial`` signal.
+PARTIAL = "PARTIAL"
 
 #: Where ``side train verifier`` writes the model shipped with the package.
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "verifier"
@@ -124,9 +129,12 @@ def label_columns(id2label: dict[int, str]) -> list[int]:
 
     Three labels map one to one. A two-label checkpoint says only whether the passage supports
     the claim, so its other class is NOT ENOUGH INFO whatever its name (absence of support, not a
-    contradiction) and REFUTES stays 0. Unknown or repeated labels are a :class:`ModelLoadError`.
+    contradiction) and REFUTES stays 0. Side's own four-label export adds :data:`PARTIAL` last,
+    which counts as NOT ENOUGH INFO. Unknown or repeated labels are a :class:`ModelLoadError`.
     """
     names = [str(id2label[i]) for i in sorted(id2label)]
+    if len(names) == 4 and names[-1] == PARTIAL:
+        return [*label_columns(dict(enumerate(names[:3]))), NEI]
     known = set(LABEL_ALIASES) | set(NOT_SUPPORT_ALIASES)
     unknown = [n for n in names if normalise_label(n) not in known]
     if unknown:
@@ -172,7 +180,7 @@ def build_model(num_labels: int = 3, base: str = DEFAULT_BACKBONE) -> PreTrained
         )
     except OSError as exc:
         raise ModelLoadError(f"cannot initialise the cross-encoder: {exc}") from exc
-    model.config.id2label = dict(enumerate(LABELS))
+    model.config.id2label = dict(enumerate((*LABELS, PARTIAL)[:num_labels]))
     model.config.label2id = {v: k for k, v in model.config.id2label.items()}
     return model
 
@@ -276,12 +284,25 @@ def collate(encoded: list[tuple[list[int], list[int]]], pad_id: int = 0) -> dict
     return {"input_ids": input_ids, "token_type_ids": token_types, "attention_mask": mask}
 
 
-def load_trained_weights(model: torch.nn.Module, weights: Path) -> None:
+def load_trained_weights(model: torch.nn.Module, weights: Path, widen: bool = False) -> None:
     """Side's saved weights (``WEIGHTS_FILE``: all but the frozen word embeddings, which stay the
-    backbone's) into ``model``, in fp32; ModelLoadError when they do not fit it."""
+    backbone's) into ``model``, in fp32; ModelLoadError when they do not fit it.
+
+    ``widen``: the weights may have fewer classes than ``model`` (a three-class verifier as the
+    start of a four-class one): the new class starts as a copy of NOT ENOUGH INFO, so training
+    begins from the old model's judgement.
+    """
+    import torch
     from safetensors.torch import load_file
 
     state = {k: v.float() for k, v in load_file(str(weights)).items()}
+    if widen:
+        own = model.state_dict()
+        for key, value in list(state.items()):
+            target = own.get(key)
+            if key.startswith("classifier.") and target is not None and value.shape[0] < target.shape[0]:
+                extra = value[NEI : NEI + 1].expand(target.shape[0] - value.shape[0], *value.shape[1:])
+                state[key] = torch.cat([value, extra])
     missing, unexpected = model.load_state_dict(state, strict=False)
     bad = [k for k in missing if "word_embeddings" not in k]
     if bad or unexpected:
@@ -319,8 +340,8 @@ class CrossEncoder:
             #: "side" (Side's own files) or "hf" (a Hugging Face checkpoint).
             self.format = "side"
             model, tokenizer, self.meta = self._load_side(weights)
-            #: Side's column of each model output (SUPPORTS, REFUTES, NEI).
-            self.columns = [SUPPORTS, REFUTES, NEI]
+            #: Side's column of each model output (SUPPORTS, REFUTES, NEI; PARTIAL counts as NEI).
+            self.columns = [SUPPORTS, REFUTES, NEI, NEI][: model.config.num_labels]
         elif (self.model_dir / HF_CONFIG_FILE).is_file():
             self.format = "hf"
             model, tokenizer, self.meta = self._load_hf()
@@ -338,6 +359,14 @@ class CrossEncoder:
         #: A forward pass's cost in tokens, for :func:`padding_batches` (None: fixed runs of the batch size).
         self.batch_overhead: int | None = BATCH_OVERHEAD_TOKENS
         self._torch = torch
+        labels = list(self.meta.get("labels", LABELS))
+        #: The output that means "a detail of the claim is missing" (None: the model has no such class).
+        self.partial_output = labels.index(PARTIAL) if PARTIAL in labels else None
+        #: "chunk": trained on chunks of consecutive sentences (side.verify.chunks), judged on them;
+        #: "sentence": on single sentences (the verifier then joins its best three as a window).
+        self.premise = str(self.meta.get("premise", "sentence"))
+        #: Words per chunk the model was trained on (side.verify.chunks.CHUNK_WORDS when not recorded).
+        self.chunk_words = int(self.meta.get("chunk_words", 0)) or None
         log.info("cross-encoder %s (%s format, labels %s, %s on %s, %d tokens)", self.model_dir, self.format,
                  "/".join(self.meta.get("labels", LABELS)), self.precision, self.device, self.pairs.max_length)
 
@@ -345,7 +374,7 @@ class CrossEncoder:
         """Side's own files: the trained weights over the offline backbone's word embeddings."""
         meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
         base = backbone_of(meta)
-        model = build_model(len(LABELS), base)
+        model = build_model(len(meta.get("labels", LABELS)), base)
         load_trained_weights(model, weights)
         return model, load_tokenizer(base), meta
 
@@ -374,14 +403,25 @@ class CrossEncoder:
         limit = tokenizer.model_max_length
         max_length = limit if 0 < limit <= 4 * HF_MAX_LENGTH else HF_MAX_LENGTH
         labels = tuple(str(id2label[i]) for i in range(len(columns)))
-        return model, tokenizer, {"format": "hf", "labels": labels, "columns": columns, "max_length": max_length}
+        meta = {"format": "hf", "labels": labels, "columns": columns, "max_length": max_length}
+        # `side export hf` of a chunk model records how Side feeds it (HF's config keeps unknown keys).
+        premise = getattr(model.config, "side_premise", None)
+        if premise:
+            meta.update(premise=str(premise), chunk_words=int(getattr(model.config, "side_chunk_words", 0) or 0))
+        return model, tokenizer, meta
 
     def predict(self, pairs: list[Pair], batch_size: int = 32) -> np.ndarray:
         """Label probabilities, shape (n, 3), in input order, in Side's columns (:data:`LABELS`)."""
+        return self.predict_partial(pairs, batch_size)[0]
+
+    def predict_partial(self, pairs: list[Pair], batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict`'s probabilities and, per pair, P(:data:`PARTIAL`) (zeros for a model
+        without that class), from one forward pass."""
         torch = self._torch
         probs = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+        partial = np.zeros(len(pairs), dtype=np.float32)
         if not pairs:
-            return probs
+            return probs, partial
         encoded = self.pairs.encode(pairs)
         pad = self.pairs.tokenizer.pad_token_id or 0
         with torch.inference_mode():
@@ -392,4 +432,6 @@ class CrossEncoder:
                 rows = torch.softmax(logits.float(), dim=-1).cpu().numpy()
                 for output, column in enumerate(self.columns):
                     probs[idx, column] += rows[:, output]
-        return probs
+                if self.partial_output is not None:
+                    partial[idx] = rows[:, self.partial_output]
+        return probs, partial

@@ -97,6 +97,9 @@ def export_hf(directory: str | Path, model_dir: str | Path | None = None, force:
     max_length = cross.pairs.max_length
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        if cross.premise == "chunk":  # read back by CrossEncoder, so Side feeds the export chunks too
+            cross.model.config.side_premise = cross.premise
+            cross.model.config.side_chunk_words = cross.chunk_words
         cross.model.save_pretrained(str(directory))
         written = list(cross.pairs.tokenizer.save_pretrained(str(directory)))
         _clean_tokenizer_config(directory / "tokenizer_config.json", max_length)
@@ -155,7 +158,7 @@ def _written_card(meta: dict) -> str:
         "An MPNet model (12 layers, 768 hidden)"
     labels = ", ".join(f"{i} = {name}" for i, name in enumerate(LABELS))
     training = meta.get("training", {})
-    trained = (f"It was fine-tuned for {training['steps']:,} steps on {training['examples']:,} pairs "
+    trained = (f"It was fine-tuned for {training['steps']:,} steps on {training.get('examples', 0):,} pairs "
                f"({training.get('device', 'unknown device')}, {training.get('minutes', '?')} minutes); "
                f"the full settings are in Side's `{META_FILE}`.\n\n") if "steps" in training else ""
     body = f"""

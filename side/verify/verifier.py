@@ -77,7 +77,7 @@ MAX_EVIDENCE = 3
 MIN_ENGLISH_SHARE = 0.12
 
 FEATURES = ("ce_support", "ce_refute", "ce_window", "cos_max", "cos_top3", "coverage", "salient", "bm25",
-            "soft_coverage")
+            "soft_coverage", "ce_partial")
 
 
 @dataclass(frozen=True)
@@ -277,6 +277,9 @@ class Combiner:
     info: dict[str, Any] = field(default_factory=dict)
     #: Below it a claim is not supported (None: the same as ``flag_threshold``).
     not_supported_threshold: float | None = None
+    #: The signals it was fitted on, in the order of ``mean``, ``scale`` and ``coef``: a subset of
+    #: :data:`FEATURES` (a combiner fitted before a signal was added keeps working without it).
+    features: tuple[str, ...] = FEATURES
 
     @property
     def levels(self) -> LevelThresholds:
@@ -284,22 +287,25 @@ class Combiner:
         return LevelThresholds(self.flag_threshold, not_supported, min(self.report_threshold, not_supported))
 
     def score(self, signals: dict[str, float]) -> float:
-        x = np.array([signals[f] for f in FEATURES], dtype=np.float64)
+        x = np.array([signals[f] for f in self.features], dtype=np.float64)
         z = float(((x - self.mean) / self.scale) @ np.array(self.coef) + self.intercept)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps({"features": list(FEATURES), **asdict(self)}, indent=2) + "\n")
+        data = asdict(self)
+        data["features"] = list(self.features)
+        path.write_text(json.dumps(data, indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Combiner | None:
         if not path.is_file():
             return None
         data = json.loads(path.read_text())
-        if tuple(data.pop("features", ())) != FEATURES:
+        features = tuple(data.pop("features", ()))
+        if not features or not set(features) <= set(FEATURES) or len(features) != len(data.get("coef", ())):
             log.warning("combiner at %s was fitted on other features; ignoring it", path)
             return None
-        return cls(**data)
+        return cls(**data, features=features)
 
 
 @dataclass
@@ -314,8 +320,11 @@ class Prepared:
     selection: Selection | None = None
     #: Sentence indices of the candidates, best evidence first.
     evidence_order: list[int] = field(default_factory=list)
-    #: Cross-encoder SUPPORTS/REFUTES/NEI rows, one per candidate then the joined top-3 window.
+    #: Cross-encoder SUPPORTS/REFUTES/NEI rows, one per candidate, then one per window (the joined
+    #: top-3 candidates, or the chunks of a chunk model: see :meth:`Verifier.windows`).
     probabilities: np.ndarray | None = None
+    #: The cross-encoder's P(PARTIAL) for each row of :attr:`probabilities` (zeros without that class).
+    partial: np.ndarray | None = None
     #: The claim's sub-claims, each prepared against the same sentences (empty: not split).
     parts: list[Prepared] = field(default_factory=list)
     #: :func:`side.verify.evidence.soft_coverage` of the claim by the candidates.
@@ -418,10 +427,23 @@ class Verifier:
         selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
         pairs = [query.pair(c.text) for c in candidates]
-        pairs.append(query.pair(" ".join(c.text for c in candidates[:3])))
+        pairs += [query.pair(text) for text in self.windows(sentences, candidates)]
         words = self.embeddings.token_vectors([query.claim] + [c.text for c in candidates])
         soft = soft_coverage(words[0][0], words[0][1], [vectors for _, vectors in words[1:]])
         return Prepared(query, sentences, candidates, None, pairs, selection, soft_coverage=soft)
+
+    def windows(self, sentences: list[str], candidates: list[Candidate]) -> list[str]:
+        """The passages judged beside the single candidates: for a model trained on chunks
+        (``premise`` "chunk" in its verifier.json), up to :data:`side.verify.chunks.MAX_CHUNKS`
+        chunks of consecutive sentences around the best candidates; otherwise the best three
+        candidates joined (sentence models never saw a long premise)."""
+        from side.verify.chunks import CHUNK_WORDS, MAX_CHUNKS, chunk_spans, chunk_text
+
+        if getattr(self.cross_encoder, "premise", "sentence") != "chunk":
+            return [" ".join(c.text for c in candidates[:3])]
+        words = getattr(self.cross_encoder, "chunk_words", None) or CHUNK_WORDS
+        spans = chunk_spans(sentences, [c.index for c in candidates], words, MAX_CHUNKS)
+        return [chunk_text(sentences, span) for span in spans] or [" ".join(c.text for c in candidates[:3])]
 
     def _split(self, item: Prepared) -> list[Prepared]:
         """The item's sub-claims against its sentences (embeddings cached: only the parts are embedded)."""
@@ -464,10 +486,11 @@ class Verifier:
         for item in prepared:
             item.parts = self._split(item)
         judged = [p for item in prepared if item.verdict is None for p in (item, *item.parts)]
-        probs = self.cross_encoder.predict([pair for p in judged for pair in p.pairs], batch_size=self.batch_size)
+        probs, partial = self._predict([pair for p in judged for pair in p.pairs])
         offset = 0
         for p in judged:
             p.probabilities = probs[offset : offset + len(p.pairs)]
+            p.partial = partial[offset : offset + len(p.pairs)]
             offset += len(p.pairs)
         for n, item in enumerate(prepared):
             if item.verdict is None and item.probabilities is not None:
@@ -477,14 +500,26 @@ class Verifier:
                                             shown is None or shown[n], parts)
         return prepared
 
+    def _predict(self, pairs: list[Pair]) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities and P(PARTIAL) of ``pairs`` (a cross-encoder without
+        ``predict_partial``, such as a test's, gives zeros for the latter)."""
+        if hasattr(self.cross_encoder, "predict_partial"):
+            return self.cross_encoder.predict_partial(pairs, batch_size=self.batch_size)
+        probs = self.cross_encoder.predict(pairs, batch_size=self.batch_size)
+        return probs, np.zeros(len(pairs), dtype=np.float32)
+
     def signals(self, item: Prepared, probs: np.ndarray) -> dict[str, float]:
-        single = probs[:-1]
+        n = len(item.candidates)
+        single, windows = probs[:n], probs[n:]
+        best_window = int(np.argmax(windows[:, SUPPORTS]))
+        partial = item.partial[n:] if item.partial is not None and len(item.partial) == len(probs) else None
         cos = sorted((c.cosine for c in item.candidates), reverse=True)
         top_text = " ".join(c.text for c in item.candidates[:3])
         return {
             "ce_support": float(single[:, SUPPORTS].max()),
             "ce_refute": float(single[:, REFUTES].max()),
-            "ce_window": float(probs[-1, SUPPORTS]),
+            "ce_window": float(windows[best_window, SUPPORTS]),
+            "ce_partial": float(partial[best_window]) if partial is not None else 0.0,
             "cos_max": float(cos[0]),
             "cos_top3": float(np.mean(cos[:3])),
             "coverage": coverage(item.query.claim, top_text),
@@ -515,7 +550,7 @@ class Verifier:
         if parts:
             level_signals.update(parts=float(len(parts)), part_min=min(parts), part_max=max(parts))
         level = verdict_level(score, level_signals, levels)
-        order = evidence_order(item.query, probs[:-1, SUPPORTS])
+        order = evidence_order(item.query, probs[: len(item.candidates), SUPPORTS])
         item.evidence_order = [item.candidates[i].index for i in order]
         evidence = tuple(
             Evidence(item.candidates[i].text, item.candidates[i].index, round(float(probs[i, SUPPORTS]), 4))
