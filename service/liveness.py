@@ -6,17 +6,22 @@ liveness probe (every 10 s; three failures in a row restart the container; 5 s p
 ``workers.probe`` (the worker's heartbeat in Redis) and ``bot.probe`` (the bot's checkpoint)
 share what is here: the verdict, the age of the container, so that a process still loading
 its model is not killed for lacking a heartbeat it cannot have yet, and the exit status.
+
+Under systemd, a process in a ``Type=notify`` unit with ``WatchdogSec=`` tells systemd itself
+that it is ready and alive (:func:`notify_systemd`); systemd restarts it when the pings stop.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Liveness", "container_age_s", "starting", "exit_status"]
+__all__ = ["Liveness", "container_age_s", "starting", "exit_status", "notify_systemd"]
 
 log = logging.getLogger(__name__)
 
@@ -58,3 +63,19 @@ def exit_status(result: Liveness) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     log.info("%s: %s", "alive" if result.alive else "NOT alive", result.reason)
     return EXIT_ALIVE if result.alive else EXIT_DEAD
+
+
+def notify_systemd(state: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Send ``state`` (``READY=1``, ``WATCHDOG=1``, ``STOPPING=1``) to systemd when the unit asked
+    for it (systemd sets ``NOTIFY_SOCKET``); False when it did not or the socket is gone."""
+    path = (os.environ if environ is None else environ).get("NOTIFY_SOCKET", "")
+    if not path:
+        return False
+    address = "\0" + path[1:] if path.startswith("@") else path  # "@": the abstract namespace
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(state.encode(), address)
+    except OSError as exc:
+        log.warning("could not notify systemd at %s: %s", path, exc)
+        return False
+    return True

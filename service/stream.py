@@ -21,6 +21,11 @@ The rules, all Redis's own stream commands (no broker of ours):
   never duplicates a Result;
 - a reader waits while the stream holds ``max_entries`` entries, so readers faster than the
   scorers fill Redis no further than that.
+
+A scorer is no RQ worker, so it keeps a heartbeat of its own beside the stream: its name and
+the time of its last beat in a sorted set (:func:`beat_scorer`), written between batches and
+from a thread during one, and removed when it stops. ``python -m workers.probe --role scorer``
+reads it (:func:`scorer_beats`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from side.prepared import PreparedCheck, PreparedCheckError
 __all__ = [
     "GROUP", "DEFAULT_MAX_ENTRIES", "DEFAULT_MIN_IDLE_MS", "PreparedEntry", "stream_key", "encode", "decode",
     "ensure_group", "add_prepared", "read_prepared", "claim_stale", "ack_prepared", "stream_summary",
+    "scorers_key", "beat_scorer", "forget_scorer", "scorer_beats",
 ]
 
 log = logging.getLogger(__name__)
@@ -54,6 +60,9 @@ DEFAULT_MAX_ENTRIES = 2000
 DEFAULT_MIN_IDLE_MS = 120_000
 #: Seconds a reader sleeps between two looks at a full stream.
 FULL_WAIT_S = 0.5
+#: Seconds after which a scorer's heartbeat is dropped from the set (a scorer killed under a
+#: ``host.pid`` name never comes back to remove it).
+SCORER_FORGET_S = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -162,3 +171,28 @@ def stream_summary(connection: redis.Redis, key: str) -> dict[str, int]:
     except redis.ResponseError:  # no group yet
         pending = 0
     return {"entries": int(connection.xlen(key)), "pending": pending}
+
+
+def scorers_key(key: str) -> str:
+    """The sorted set of the scorers of stream ``key``: name -> Unix time of the last heartbeat."""
+    return f"{key}:scorers"
+
+
+def beat_scorer(connection: redis.Redis, key: str, consumer: str, now: float | None = None) -> None:
+    """Record that scorer ``consumer`` of stream ``key`` is alive now; drop day-old beats."""
+    now = time.time() if now is None else now
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.zadd(scorers_key(key), {consumer: now})
+        pipe.zremrangebyscore(scorers_key(key), "-inf", now - SCORER_FORGET_S)
+        pipe.execute()
+
+
+def forget_scorer(connection: redis.Redis, key: str, consumer: str) -> None:
+    """Remove the heartbeat of a scorer that stops on purpose."""
+    connection.zrem(scorers_key(key), consumer)
+
+
+def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
+    """Each scorer of stream ``key`` with the Unix time of its last heartbeat."""
+    return {(name.decode() if isinstance(name, bytes) else str(name)): float(when)
+            for name, when in connection.zrange(scorers_key(key), 0, -1, withscores=True)}

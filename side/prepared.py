@@ -45,19 +45,29 @@ class PreparedCitation:
     #: Index of the source's sentences in :attr:`PreparedCheck.sources` (-1: none).
     source: int = -1
     shortlist: Shortlist | None = None
+    #: Index in :attr:`PreparedCheck.sources` of a readable source in a language Side does not
+    #: read (-1: none), kept for the LLM judge (see :func:`side.verify.cascade.wants_judge`) ...
+    foreign: int = -1
+    #: ... and its language code.
+    language: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status.value, "error": self.error, "copy": self.copy.value if self.copy else None,
+        data = {"status": self.status.value, "error": self.error, "copy": self.copy.value if self.copy else None,
                 "url": self.url, "fallback": self.fallback, "source": self.source,
                 "shortlist": self.shortlist.to_dict() if self.shortlist else None}
+        if self.foreign >= 0:
+            data.update(foreign=self.foreign, language=self.language)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PreparedCitation:
+        """The inverse of :meth:`to_dict`; a record written before ``foreign`` existed loads without one."""
         shortlist = data.get("shortlist")
         return cls(SourceStatus(data["status"]), str(data.get("error") or ""),
                    SourceCopy(data["copy"]) if data.get("copy") else None, str(data.get("url") or ""),
                    str(data.get("fallback") or ""), int(data.get("source", -1)),
-                   Shortlist.from_dict(shortlist) if shortlist else None)
+                   Shortlist.from_dict(shortlist) if shortlist else None, int(data.get("foreign", -1)),
+                   str(data.get("language") or ""))
 
 
 @dataclass(frozen=True)
@@ -68,20 +78,23 @@ class PreparedCheck:
     """
 
     citations: tuple[PreparedCitation, ...]
-    #: The sentences of each distinct source read.
+    #: The sentences of each distinct source read (a foreign source's too, for the judge).
     sources: tuple[tuple[str, ...], ...] = ()
 
     def results(self, claims: list[Claim]) -> list[Result]:
-        """One undecided Result per claim, with its source's sentences and shortlist."""
+        """One undecided Result per claim, with its source's sentences and shortlist (or, for a
+        source in another language, its sentences and language for the judge)."""
         if len(claims) != len(self.citations):
             raise PreparedCheckError(f"{len(self.citations)} prepared citations for {len(claims)} claims")
         results = []
         for claim, cited in zip(claims, self.citations, strict=True):
             sentences = list(self.sources[cited.source]) if cited.source >= 0 else []
+            foreign = list(self.sources[cited.foreign]) if cited.foreign >= 0 else []
             results.append(Result(claim, cited.status, source_error=cited.error,
                                   url_depth=url_depth(claim.citation.url), source_copy=cited.copy,
                                   source_url=cited.url, source_fallback=cited.fallback,
-                                  source_sentences=sentences, source_shortlist=cited.shortlist))
+                                  source_sentences=sentences, source_shortlist=cited.shortlist,
+                                  foreign_sentences=foreign, source_language=cited.language))
         return results
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,7 +108,7 @@ class PreparedCheck:
             citations = tuple(PreparedCitation.from_dict(c) for c in data["citations"])
         except (KeyError, TypeError, ValueError) as exc:
             raise PreparedCheckError(f"malformed prepared check: {type(exc).__name__}: {exc}") from exc
-        if any(c.source >= len(sources) for c in citations):
+        if any(max(c.source, c.foreign) >= len(sources) for c in citations):
             raise PreparedCheckError("a prepared citation names a source the check does not hold")
         return cls(citations, sources)
 
@@ -127,20 +140,27 @@ class Preparer:
     def prepare(self, claims: list[Claim], on_read: ReadSink | None = None) -> PreparedCheck:
         """The :class:`PreparedCheck` of ``claims``; ``on_read`` is told of each source read."""
         results = source_results(self.load_source, claims, on_read)
-        by_url: dict[str, int] = {}
+        by_url: dict[tuple[bool, str], int] = {}
         sources: list[tuple[str, ...]] = []
+
+        def kept(sentences: list[str], foreign: bool, url: str) -> int:
+            if (foreign, url) not in by_url:
+                by_url[foreign, url] = len(sources)
+                sources.append(tuple(sentences))
+            return by_url[foreign, url]
+
         citations = []
         for result in results:
-            index, shortlist = -1, None
+            index, shortlist, foreign = -1, None, -1
+            url = result.claim.citation.url or ""
             if result.source_sentences:
-                url = result.claim.citation.url or ""
-                if url not in by_url:
-                    by_url[url] = len(sources)
-                    sources.append(tuple(result.source_sentences))
-                index = by_url[url]
+                index = kept(result.source_sentences, False, url)
                 shortlist = shortlist_source(result.claim.text, bounded_sentences(result.source_sentences),
                                              self.shortlist, self.neighbours)
+            if result.foreign_sentences:
+                foreign = kept(result.foreign_sentences, True, url)
             citations.append(PreparedCitation(result.source_status, result.source_error, result.source_copy,
-                                              result.source_url, result.source_fallback, index, shortlist))
+                                              result.source_url, result.source_fallback, index, shortlist,
+                                              foreign, result.source_language))
         return PreparedCheck(tuple(citations), tuple(sources))
 

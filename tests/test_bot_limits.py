@@ -71,6 +71,27 @@ def test_two_mib_of_refs_is_refused_before_it_is_parsed():
     assert seconds < 2 and rss_mib < 300, (seconds, rss_mib)
 
 
+def test_the_benchmark_reports_its_child_s_own_peak_not_its_parent_s():
+    """benchmarks/bad_input.py reads each huge revision in a child process for its own peak RSS:
+    started from a parent that holds far more memory, the child still reports its own."""
+    from side.config import REPO_ROOT
+
+    held_mib = 768
+    parent = (
+        "import json, subprocess, sys\n"
+        f"held = bytearray({held_mib} * 1024 * 1024)\n"
+        "held[::4096] = b'x' * len(held[::4096])  # touched: resident\n"
+        "out = subprocess.run([sys.executable, 'benchmarks/bad_input.py', '--read-revision',\n"
+        "                      '2 MiB of <ref name=n/>'], capture_output=True, text=True, check=True)\n"
+        "print(out.stdout.strip().splitlines()[-1])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", parent], cwd=REPO_ROOT, capture_output=True, text=True,
+                            timeout=300, check=True)
+    measured = json.loads(result.stdout.strip().splitlines()[-1])
+    assert measured["outcome"].startswith("skipped")
+    assert 0 < measured["peak_rss_mib"] < held_mib, measured
+
+
 def test_a_page_past_the_count_is_still_held_to_the_cap():
     """List-defined refs count twice in the marks; a page under the count is capped while walked."""
     text = "".join(f"Claim {n}.<ref>[http://a.example/{n} A]</ref> " for n in range(12))

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,8 +26,12 @@ from rq.utils import utcformat
 from bot.checkpoint import Checkpoint, CheckpointFile, Position, checkpoint_path
 from bot.probe import probe_bot
 from service.liveness import container_age_s
-from side.config import REPO_ROOT
-from workers.probe import probe_worker
+from service.store import Store
+from service.stream import beat_scorer, scorer_beats, stream_key
+from side.config import REPO_ROOT, ServiceConfig
+from workers.jobs import WorkerContext
+from workers.probe import probe_scorer, probe_worker
+from workers.scorer import Scorer
 
 from harness import free_port
 
@@ -151,6 +156,75 @@ def test_worker_probe_passes_while_redis_is_unreachable():
     closed = redis.Redis(port=free_port(), socket_connect_timeout=1)
     result = probe_worker(closed, QUEUE, "pod-a.", 180, age_s=None, grace_s=0)
     assert result.alive and "Redis unreachable" in result.reason
+
+
+def test_a_scorer_heartbeats_for_the_probe_and_systemd_and_leaves_when_stopped(redis_db, tmp_path, monkeypatch):
+    """``side-worker --role scorer``'s loop (the models are not needed while the stream is empty)."""
+    env, key = env_for(redis_db.url, tmp_path), stream_key(ServiceConfig(queue=QUEUE))
+    systemd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    systemd.bind(str(tmp_path / "notify"))
+    systemd.settimeout(60)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify"))
+    with systemd:
+        scorer_under_systemd(redis_db, env, key, systemd, Store.open(f"sqlite:///{tmp_path / 'side.sqlite3'}"))
+    assert scorer_beats(redis_db.client(), key) == {}  # a scorer stopped on purpose is not missed
+    gone = run_probe("workers.probe", env, "--role", "scorer", "--name", "gpuhost-scorer", "--grace", "0")
+    assert gone.returncode == 1 and gone.stdout.startswith("NOT alive: no scorer gpuhost-scorer*"), gone.stdout
+
+
+def scorer_under_systemd(redis_db, env: dict[str, str], key: str, systemd: socket.socket, store: Store) -> None:
+    """Run a scorer's loop, probe it, stop it; ``systemd`` must hear it start, beat and stop."""
+    scorer = Scorer(redis_db.client(), key, "gpuhost-scorer0", WorkerContext(store, None), heartbeat_s=0.2)
+    loop = threading.Thread(target=scorer.run)
+    loop.start()
+    try:
+        assert systemd.recv(64) == b"READY=1" and systemd.recv(64) == b"WATCHDOG=1"
+        wait_for(lambda: "gpuhost-scorer0" in scorer_beats(redis_db.client(), key), "the scorer's heartbeat")
+        alive = run_probe("workers.probe", env, "--role", "scorer", "--name", "gpuhost-scorer", "--grace", "0")
+        assert alive.returncode == 0 and alive.stdout.startswith("alive: scorer gpuhost-scorer0 "), alive.stdout
+        other = run_probe("workers.probe", env, "--role", "scorer", "--name", "otherhost-", "--grace", "0")
+        assert other.returncode == 1 and "no scorer otherhost-*" in other.stdout, other.stdout + other.stderr
+    finally:
+        scorer.stop.set()
+        loop.join(30)
+        store.close()
+    assert not loop.is_alive() and b"STOPPING=1" in iter_datagrams(systemd)
+
+
+def iter_datagrams(sock: socket.socket) -> list[bytes]:
+    sock.settimeout(0)
+    out = []
+    while True:
+        try:
+            out.append(sock.recv(64))
+        except BlockingIOError:
+            return out
+
+
+def test_a_scorer_keeps_beating_while_it_scores_a_batch(redis_db):
+    key = stream_key(ServiceConfig(queue=QUEUE))
+    scorer = Scorer(redis_db.client(), key, "gpuhost-scorer1", WorkerContext(None, None), heartbeat_s=0.1)
+    scorer.beat()
+    first = scorer_beats(redis_db.client(), key)["gpuhost-scorer1"]
+    with scorer._beating():  # the loop is busy in the models: only the thread beats
+        wait_for(lambda: scorer_beats(redis_db.client(), key)["gpuhost-scorer1"] > first, "a beat during the batch")
+
+
+def test_scorer_probe_reads_the_heartbeat_of_the_named_scorer(redis_db):
+    connection, key = redis_db.client(), stream_key(ServiceConfig(queue=QUEUE))
+    beat_scorer(connection, key, "gpu-a-scorer0", now=10_000.0)
+    beat_scorer(connection, key, "gpu-b-scorer0", now=10_300.0)
+    fresh = probe_scorer(connection, key, "gpu-a-", max_age_s=180, age_s=None, grace_s=0, now=10_100.0)
+    assert fresh.alive and "gpu-a-scorer0" in fresh.reason and "100 s ago" in fresh.reason
+    stale = probe_scorer(connection, key, "gpu-a-", 180, age_s=None, grace_s=0, now=10_400.0)
+    assert not stale.alive and "last heartbeat 400 s ago" in stale.reason
+    assert probe_scorer(connection, key, "gpu-b-", 180, age_s=None, grace_s=0, now=10_400.0).alive
+    assert probe_scorer(connection, key, "gpu-c-", 180, age_s=30, grace_s=600).alive  # still loading the models
+    assert not probe_scorer(connection, key, "gpu-c-", 180, age_s=601, grace_s=600).alive
+    closed = redis.Redis(port=free_port(), socket_connect_timeout=1)
+    assert probe_scorer(closed, key, "gpu-a-", 180, age_s=None, grace_s=0).alive  # it waits for Redis
+    beat_scorer(connection, key, "gpu-b-scorer0", now=10_300.0 + 86_401)  # a day on: dead names are dropped
+    assert list(scorer_beats(connection, key)) == ["gpu-b-scorer0"]
 
 
 def test_bot_probe_watches_the_checkpoint_the_bot_writes(tmp_path):

@@ -7,8 +7,8 @@ import gzip
 import pytest
 
 from side.data import load_wice
-from side.sources.fetch import extract_html
-from side.text import _chunks, is_one_sentence, normalize_space, split_sentences
+from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _is_small, _limit_tree, extract_html
+from side.text import _chunks, _segmenter, is_one_sentence, normalize_space, split_sentences
 
 from conftest import need_data
 
@@ -55,3 +55,42 @@ def test_the_markup_date_search_keeps_text_and_title():
     for html in real_pages(25):
         fast, full = extract_html(html), extract_html(html, extensive_dates=True)
         assert fast[:2] == full[:2]
+
+
+@pytest.mark.parametrize("paragraph", [
+    "He lives on St. Mark's street. It is fine, and so is the co. next door.",
+    "Dr. Smith met Mr. Jones at 5 p.m. on Jan. 5. They talked about Co. Ltd. and Inc. firms.",
+    "See p. 5 and pp. 7-9 of the report. No. 5 is here; nos. 6 and 7 are not. Art. 3 applies.",
+    "It is. Is it? The U.S. is large. E.g. this one. I.e. that one. Ph.D. students came.",
+    "The \u017ft. and the \u212aan. items are odd (a long s, a Kelvin sign). Mt. Fuji is tall.",
+    "Fig. 3 shows it. Gen. Lee and Sgt. Pepper met Prof. Xavier vs. Mag. Neto in Wash. state.",
+    "Alsea is listed. It is in Mexico. Ill. and Ind. are states. Is Ky. one? Yes. I am sure.",
+])
+def test_abbreviations_are_replaced_as_pysbd_replaces_them(paragraph):
+    """pysbd's abbreviation step is skipped where no period follows an abbreviation: the
+    sentences stay pysbd's own, also where its case-insensitive patterns match odd letters."""
+    import pysbd
+
+    assert _segmenter().segment(paragraph) == pysbd.Segmenter(language="en", clean=False).segment(paragraph)
+
+
+def test_text_title_and_date_are_trafilatura_s_with_its_whole_metadata_search():
+    """extract_html asks trafilatura only for the title and date of the metadata, and walks a
+    page's elements for its size only where its markup could be too large."""
+    import trafilatura
+    from trafilatura.settings import set_date_params
+
+    for n, html in enumerate(real_pages(30)):
+        url = f"http://127.0.0.1/{n}" if n % 2 else None
+        for extensive in (False, True):
+            doc = trafilatura.bare_extraction(html, url=url, favor_precision=True, include_comments=False,
+                                              include_tables=True, with_metadata=True,
+                                              date_extraction_params=set_date_params(extensive))
+            assert extract_html(html, url, extensive_dates=extensive) == (doc.text, doc.title or "", doc.date or "")
+        assert _is_small(html, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
+        assert _limit_tree(trafilatura.utils.load_html(html), MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS) is None
+    many = "<html><body>" + "<p>a</p>" * (MAX_HTML_ELEMENTS // 2) + "</body></html>"
+    assert not _is_small(many, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
+    assert not _is_small(many.encode(), MAX_HTML_ELEMENTS, 1000)
+    implied = "text<br>" * (MAX_HTML_ELEMENTS // 2)  # no <p>, <html> or <body> in the markup
+    assert not _is_small(implied, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)

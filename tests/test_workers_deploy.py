@@ -16,6 +16,8 @@ import yaml
 
 from bot.sidebot import apply_options, parse_options
 from side.config import REPO_ROOT, load_config
+from workers.probe import DEFAULT_MAX_AGE_S
+from workers.probe import build_parser as probe_parser
 from workers.worker import build_parser as worker_parser
 
 DEPLOY = REPO_ROOT / "deploy"
@@ -121,3 +123,18 @@ def test_redis_conf_keeps_every_job():
                     if line.strip() and not line.startswith("#"))
     assert settings["appendonly"] == "yes" and settings["maxmemory-policy"] == "noeviction"
     assert settings["bind"].startswith("127.0.0.1")
+
+
+def test_the_scorer_unit_is_watched_by_the_heartbeat_it_writes():
+    """side-scorer@ reports ready after loading the models and pings systemd's watchdog with each
+    heartbeat (workers/scorer.py), which the probe's --role scorer reads in Redis too."""
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read_string((DEPLOY / "selfhosted" / "side-scorer@.service").read_text())
+    service = parser["Service"]
+    assert (service["Type"], service["NotifyAccess"]) == ("notify", "main")
+    args = worker_parser().parse_args(shlex.split(service["ExecStart"])[1:])
+    assert args.role == "scorer"
+    assert int(service["WatchdogSec"]) >= 3 * args.heartbeat  # a missed beat or two is no restart
+    assert probe_parser().parse_args(["--role", "scorer", "--name", "host-scorer0"]).role == "scorer"
+    assert int(service["WatchdogSec"]) == DEFAULT_MAX_AGE_S

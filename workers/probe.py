@@ -1,6 +1,6 @@
 """``python -m workers.probe``: is this container's queue worker alive? (Toolforge health check)
 
-    python -m workers.probe [--config FILE] [--max-age S] [--grace S] [--name NAME]
+    python -m workers.probe [--config FILE] [--max-age S] [--grace S] [--name NAME] [--role scorer]
 
 Exit 0 when it is, 1 when it is not, 2 when the configuration cannot be read; one line on
 stdout says why. ``deploy/toolforge/jobs.yaml`` runs it as the ``side-worker`` job's
@@ -19,6 +19,11 @@ Two states are alive although no fresh heartbeat is found:
   restart would only make it load the model again;
 - the container is younger than ``--grace``: the worker registers only once the verifier and
   the index are loaded.
+
+``--role scorer`` probes a scorer (``side-worker --role scorer``) instead. A scorer is no RQ
+worker: it writes its own heartbeat beside the prepared-check stream
+(:func:`service.stream.beat_scorer`), every ``--heartbeat`` seconds (30 by default) between
+batches and from a thread during one, with the same two allowances.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +40,7 @@ import redis
 from rq import Queue, Worker
 
 from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
+from service.stream import scorer_beats, stream_key
 from side.config import load_config
 from side.errors import SideError
 
@@ -69,10 +76,32 @@ def probe_worker(connection: redis.Redis, queue_name: str, name_prefix: str, max
     return Liveness(False, f"no worker {name_prefix}* registered on queue {queue_name!r}")
 
 
+def probe_scorer(connection: redis.Redis, key: str, name_prefix: str, max_age_s: float, age_s: float | None,
+                 grace_s: float, now: float | None = None) -> Liveness:
+    """The verdict for the scorers of stream ``key`` whose names start with ``name_prefix``."""
+    now = time.time() if now is None else now
+    try:
+        beats = sorted((now - when, name) for name, when in scorer_beats(connection, key).items()
+                       if name.startswith(name_prefix))
+    except redis.RedisError as exc:
+        return Liveness(True, f"Redis unreachable ({type(exc).__name__}); the scorer waits for it")
+    if beats and beats[0][0] <= max_age_s:
+        return Liveness(True, f"scorer {beats[0][1]} of {key}: last heartbeat {beats[0][0]:.0f} s ago")
+    if starting(age_s, grace_s):
+        return Liveness(True, f"starting ({age_s:.0f} s of {grace_s:.0f} s grace): no live scorer {name_prefix}* yet")
+    if beats:
+        return Liveness(False, f"scorer {beats[0][1]} of {key}: last heartbeat {beats[0][0]:.0f} s ago "
+                               f"(more than {max_age_s:.0f} s)")
+    return Liveness(False, f"no scorer {name_prefix}* heartbeats on {key}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m workers.probe",
         description="Exit 0 when this container's side-worker heartbeats in Redis, 1 if not.")
+    p.add_argument("--role", choices=("worker", "scorer"), default="worker",
+                   help="worker: an RQ worker (side-worker, --role reader, --ingest; default); "
+                        "scorer: side-worker --role scorer")
     p.add_argument("--config", type=Path,
                    help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
     p.add_argument("--name", help="the worker's name or how it starts (default: this host's name and a dot, "
@@ -96,8 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     prefix = args.name or f"{socket.gethostname()}."
     with connection:
-        result = probe_worker(connection, config.service.queue, prefix, args.max_age, container_age_s(),
-                              args.grace)
+        if args.role == "scorer":
+            result = probe_scorer(connection, stream_key(config.service), prefix, args.max_age, container_age_s(),
+                                  args.grace)
+        else:
+            result = probe_worker(connection, config.service.queue, prefix, args.max_age, container_age_s(),
+                                  args.grace)
     return exit_status(result)
 
 

@@ -16,6 +16,11 @@ died between storing and acknowledging) is acknowledged without scoring. A check
 here (a malformed entry, an error of the models on it) is marked failed with the reason and
 its entry acknowledged: an entry that would fail again is not retried for ever. When a whole
 batch fails, its checks are scored one by one, so one bad check fails alone.
+
+The scorer heartbeats in Redis beside the stream (:func:`service.stream.beat_scorer`) every
+``heartbeat_s`` seconds: from its loop between batches and from a thread while the models score
+one; ``python -m workers.probe --role scorer`` reads it. Each beat also pings systemd's watchdog
+when the unit asked for one (``side-scorer@.service``), after telling systemd it is ready.
 """
 
 from __future__ import annotations
@@ -23,23 +28,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import redis
 
+from service.liveness import notify_systemd
 from service.store import Check, CheckStatus, Store
 from service.stream import (
     DEFAULT_MIN_IDLE_MS,
     PreparedEntry,
     ack_prepared,
+    beat_scorer,
     claim_stale,
     ensure_group,
+    forget_scorer,
     read_prepared,
 )
 from side.pipeline import Result
 from workers.jobs import WorkerContext, check_lead
 
-__all__ = ["DEFAULT_BATCH_CHECKS", "DEFAULT_BATCH_CITATIONS", "Scorer"]
+__all__ = ["DEFAULT_BATCH_CHECKS", "DEFAULT_BATCH_CITATIONS", "DEFAULT_SCORER_HEARTBEAT_S", "Scorer"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +63,8 @@ BLOCK_MS = 1000
 CLAIM_EVERY_S = 10.0
 #: Seconds between reconnection attempts after Redis went away.
 RECONNECT_S = 2.0
+#: Seconds between two heartbeats (``workers.probe`` takes 180 s of silence for a hang).
+DEFAULT_SCORER_HEARTBEAT_S = 30.0
 
 
 @dataclass
@@ -66,10 +78,12 @@ class Scorer:
     batch_checks: int = DEFAULT_BATCH_CHECKS
     batch_citations: int = DEFAULT_BATCH_CITATIONS
     min_idle_ms: int = DEFAULT_MIN_IDLE_MS
+    heartbeat_s: float = DEFAULT_SCORER_HEARTBEAT_S
     #: Checks stored so far.
     checks_done: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
     _last_claim: float = 0.0
+    _last_beat: float = float("-inf")
     _own_pending: bool = True
 
     @property
@@ -80,22 +94,64 @@ class Scorer:
         """Score until stopped (``burst``: until the stream has nothing for this scorer)."""
         ensure_group(self.connection, self.key)
         log.info("scorer %s reading %s", self.consumer, self.key)
-        while not self.stop.is_set():
-            try:
-                entries = self.take()
-                if entries:
-                    self.score(entries)
-                elif burst:
-                    return 0
-            except redis.RedisError as exc:
-                log.warning("Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
-                self._own_pending = True
-                self.stop.wait(RECONNECT_S)
-            except Exception:  # noqa: BLE001 - e.g. the store is down: the entries stay pending
-                log.exception("could not store a batch; its entries stay pending, retrying in %.0f s", RECONNECT_S)
-                self._own_pending = True
-                self.stop.wait(RECONNECT_S)
-        return 0
+        notify_systemd("READY=1")
+        try:
+            while not self.stop.is_set():
+                try:
+                    self.beat()
+                    entries = self.take()
+                    if entries:
+                        with self._beating():
+                            self.score(entries)
+                    elif burst:
+                        return 0
+                except redis.RedisError as exc:
+                    log.warning("Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
+                    self._own_pending = True
+                    self.stop.wait(RECONNECT_S)
+                except Exception:  # noqa: BLE001 - e.g. the store is down: the entries stay pending
+                    log.exception("could not store a batch; its entries stay pending, retrying in %.0f s",
+                                  RECONNECT_S)
+                    self._own_pending = True
+                    self.stop.wait(RECONNECT_S)
+            return 0
+        finally:
+            self._forget()
+
+    def beat(self, force: bool = False) -> None:
+        """Heartbeat (Redis, and systemd's watchdog) when ``heartbeat_s`` passed since the last one."""
+        if not force and time.monotonic() - self._last_beat < self.heartbeat_s:
+            return
+        notify_systemd("WATCHDOG=1")
+        beat_scorer(self.connection, self.key, self.consumer)
+        self._last_beat = time.monotonic()
+
+    @contextmanager
+    def _beating(self) -> Iterator[None]:
+        """Heartbeats from a thread while a batch is scored and stored."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.heartbeat_s):
+                try:
+                    self.beat(force=True)
+                except redis.RedisError as exc:
+                    log.warning("scorer heartbeat failed: %s", exc)
+
+        thread = threading.Thread(target=beat, name=f"heartbeat-{self.consumer}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+    def _forget(self) -> None:
+        notify_systemd("STOPPING=1")
+        try:
+            forget_scorer(self.connection, self.key, self.consumer)
+        except redis.RedisError as exc:
+            log.warning("could not remove the scorer's heartbeat: %s", exc)
 
     def take(self) -> list[PreparedEntry]:
         """The next batch: stale entries of dead scorers, this consumer's own pending ones, new ones."""

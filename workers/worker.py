@@ -262,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "evidence corpus")
     p.add_argument("--heartbeat", type=int, default=DEFAULT_HEARTBEAT_S, metavar="S",
                    help=f"seconds between heartbeats during a job (default {DEFAULT_HEARTBEAT_S}); "
-                   "a worker silent for 3x this is taken for dead and its job retried")
+                   "a worker silent for 3x this is taken for dead and its job retried; scorer: between "
+                   "the heartbeats workers.probe --role scorer reads")
     p.add_argument("--maintenance", type=int, default=DEFAULT_MAINTENANCE_S, metavar="S",
                    help=f"seconds between maintenance passes that recover abandoned jobs "
                    f"(default {DEFAULT_MAINTENANCE_S})")
@@ -532,7 +533,7 @@ def _serve_scorer(config: Config, args: argparse.Namespace, connection: redis.Re
     """``side-worker --role scorer``: score the stream's prepared checks until SIGTERM/SIGINT."""
     scorer = Scorer(connection, stream_key(config.service), args.name or default_worker_name(), context,
                   batch_checks=args.batch_checks, batch_citations=args.batch_citations,
-                  min_idle_ms=int(args.claim_after * 1000))
+                  min_idle_ms=int(args.claim_after * 1000), heartbeat_s=args.heartbeat)
 
     def stop(signum: int, frame: Any) -> None:
         log.info("scorer: stopping after this batch (signal %d)", signum)
