@@ -25,7 +25,8 @@ The rules, all Redis's own stream commands (no broker of ours):
 A scorer is no RQ worker, so it keeps a heartbeat of its own beside the stream: its name and
 the time of its last beat in a sorted set (:func:`beat_scorer`), written between batches and
 from a thread during one, and removed when it stops. ``python -m workers.probe --role scorer``
-reads it (:func:`scorer_beats`).
+reads it (:func:`scorer_beats`), and the web service's ``/healthz`` reports each scorer
+(:func:`scorer_states`) and the stream's backlog (:func:`stream_backlog`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import redis
 from rq.defaults import RQ_KEY_PREFIX
@@ -46,7 +48,8 @@ from side.prepared import PreparedCheck, PreparedCheckError
 __all__ = [
     "GROUP", "DEFAULT_MAX_ENTRIES", "DEFAULT_MIN_IDLE_MS", "PreparedEntry", "stream_key", "encode", "decode",
     "ensure_group", "add_prepared", "read_prepared", "claim_stale", "ack_prepared", "stream_summary",
-    "scorers_key", "beat_scorer", "forget_scorer", "scorer_beats",
+    "scorers_key", "beat_scorer", "forget_scorer", "scorer_beats", "SCORER_MAX_AGE_S", "ScorerState",
+    "StreamBacklog", "scorer_states", "stream_backlog",
 ]
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,10 @@ FULL_WAIT_S = 0.5
 #: Seconds after which a scorer's heartbeat is dropped from the set (a scorer killed under a
 #: ``host.pid`` name never comes back to remove it).
 SCORER_FORGET_S = 86_400.0
+#: Seconds without a heartbeat after which a scorer is taken for hung (it beats every 30 s,
+#: between batches and from a thread during one): ``workers.probe --role scorer``'s default
+#: ``--max-age``, and the age up to which /healthz counts a scorer live.
+SCORER_MAX_AGE_S = 180.0
 
 
 @dataclass(frozen=True)
@@ -196,3 +203,81 @@ def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
     """Each scorer of stream ``key`` with the Unix time of its last heartbeat."""
     return {(name.decode() if isinstance(name, bytes) else str(name)): float(when)
             for name, when in connection.zrange(scorers_key(key), 0, -1, withscores=True)}
+
+
+@dataclass(frozen=True)
+class ScorerState:
+    """A scorer of the stream as its heartbeat and the group's pending entries show it.
+
+    ``last_heartbeat`` (ISO 8601, UTC) and ``heartbeat_age_s`` are None for a consumer that holds
+    entries but has no heartbeat (gone for a day, or stopped while holding them)."""
+
+    name: str
+    last_heartbeat: str | None
+    heartbeat_age_s: float | None
+    #: Entries delivered to this scorer and not acknowledged yet.
+    pending: int
+
+    @property
+    def is_live(self) -> bool:
+        """Whether its last heartbeat is at most :data:`SCORER_MAX_AGE_S` old."""
+        return self.heartbeat_age_s is not None and self.heartbeat_age_s <= SCORER_MAX_AGE_S
+
+
+@dataclass(frozen=True)
+class StreamBacklog:
+    """The prepared checks in the stream: ``waiting`` for a scorer to read them (the group's
+    lag), ``pending`` with a scorer that has not acknowledged them, and the seconds since the
+    oldest pending entry was delivered (None when none is pending)."""
+
+    entries: int
+    waiting: int
+    pending: int
+    oldest_pending_idle_s: float | None
+
+    @property
+    def is_empty(self) -> bool:
+        return self.entries == 0 and self.pending == 0
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _pending_by_consumer(connection: redis.Redis, key: str) -> dict[str, int]:
+    try:
+        summary = connection.xpending(key, GROUP)
+    except redis.ResponseError:  # no stream or no group yet
+        return {}
+    return {_text(c["name"]): int(c["pending"]) for c in summary.get("consumers") or []}
+
+
+def scorer_states(connection: redis.Redis, key: str, now: float | None = None) -> list[ScorerState]:
+    """Every scorer of stream ``key`` that has a heartbeat or holds entries, by name."""
+    now = time.time() if now is None else now
+    beats, held = scorer_beats(connection, key), _pending_by_consumer(connection, key)
+    states = []
+    for name in sorted(set(beats) | {n for n, count in held.items() if count}):
+        when = beats.get(name)
+        stamp = None if when is None else datetime.fromtimestamp(when, UTC).replace(tzinfo=None)
+        states.append(ScorerState(name, None if stamp is None else stamp.isoformat(timespec="seconds") + "Z",
+                                  None if when is None else round(now - when, 1), held.get(name, 0)))
+    return states
+
+
+def stream_backlog(connection: redis.Redis, key: str) -> StreamBacklog:
+    """How much prepared work the stream holds, read from XINFO GROUPS and XPENDING."""
+    try:
+        groups = connection.xinfo_groups(key)
+    except redis.ResponseError:  # no stream: nothing was ever prepared here
+        return StreamBacklog(0, 0, 0, None)
+    entries = int(connection.xlen(key))
+    group = next((g for g in groups if _text(g["name"]) == GROUP), None)
+    if group is None:  # readers added entries before any scorer created the group
+        return StreamBacklog(entries, entries, 0, None)
+    pending = int(group["pending"])
+    # Acknowledged entries are deleted, so what is not pending waits, should Redis not know the lag.
+    waiting = int(group["lag"]) if group.get("lag") is not None else max(0, entries - pending)
+    oldest = connection.xpending_range(key, GROUP, min="-", max="+", count=1) if pending else []
+    idle = round(oldest[0]["time_since_delivered"] / 1000, 1) if oldest else None
+    return StreamBacklog(entries, waiting, pending, idle)

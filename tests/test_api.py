@@ -7,10 +7,23 @@ gets the right 4xx in the one error shape and leaves the store and the queue unt
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
 from service.queue import get_queue
+from service.stream import (
+    SCORER_MAX_AGE_S,
+    ack_prepared,
+    add_prepared,
+    beat_scorer,
+    ensure_group,
+    read_prepared,
+    stream_key,
+)
+from side.prepared import PreparedCheck, PreparedCitation
+from side.results import SourceStatus
 
 from webapp import claims_body, finish, log_in, make_config, outcome, running_app
 
@@ -496,7 +509,7 @@ def test_x_forwarded_for_names_the_client_behind_a_proxy(tmp_path, redis_db):
 
 # -- health, metrics, OpenAPI ----------------------------------------------------------------
 
-def test_healthz_reports_each_component(client):
+def test_healthz_reports_each_component(client, web_config):
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.get_json()
@@ -506,7 +519,64 @@ def test_healthz_reports_each_component(client):
     assert components["model"]["ok"] and components["model"]["missing"] == []
     assert 0 < components["model"]["flag_threshold"] < 1
     assert components["workers"] == {"ok": False, "live": 0, "workers": [], "supervised": []}
+    # no scorer has run and no check was prepared: a deployment without scorers lacks nothing
+    assert components["scorers"] == {"ok": True, "live": 0, "scorers": [], "stream": {
+        "key": stream_key(web_config.service), "entries": 0, "waiting": 0, "pending": 0,
+        "oldest_pending_idle_s": None}}
     assert body["status"] == "degraded"  # serving, but no worker would run the checks
+
+
+def prepare(connection: redis.Redis, key: str, n: int) -> None:
+    """What ``n`` readers hand the scorers: prepared checks (of a citation whose page was unreadable)."""
+    unread = PreparedCheck((PreparedCitation(SourceStatus.UNAVAILABLE, error="HTTP 404"),))
+    for k in range(n):
+        add_prepared(connection, key, f"check-{k}", unread)
+
+
+def scorers(client) -> dict:
+    return client.get("/healthz").get_json()["components"]["scorers"]
+
+
+def test_healthz_reports_the_scorers_and_the_prepared_checks_they_owe(client, web_config, redis_db):
+    connection, key = redis_db.client(), stream_key(web_config.service)
+    ensure_group(connection, key)
+    prepare(connection, key, 3)
+    waiting = scorers(client)
+    assert not waiting["ok"] and waiting["live"] == 0 and waiting["scorers"] == []  # nobody scores them
+    assert (waiting["stream"]["entries"], waiting["stream"]["waiting"], waiting["stream"]["pending"]) == (3, 3, 0)
+    assert client.get("/healthz").get_json()["status"] == "degraded"
+
+    beat_scorer(connection, key, "gpu-a-scorer0")
+    held = read_prepared(connection, key, "gpu-a-scorer0", count=2)
+    beat_scorer(connection, key, "gpu-b-scorer0", now=time.time() - SCORER_MAX_AGE_S - 1)  # it hung
+    busy = scorers(client)
+    assert busy["ok"] and busy["live"] == 1
+    assert [(s["name"], s["pending"]) for s in busy["scorers"]] == [("gpu-a-scorer0", 2), ("gpu-b-scorer0", 0)]
+    live, hung = busy["scorers"]
+    assert live["heartbeat_age_s"] <= SCORER_MAX_AGE_S < hung["heartbeat_age_s"]
+    assert live["last_heartbeat"].endswith("Z")
+    assert (busy["stream"]["entries"], busy["stream"]["waiting"], busy["stream"]["pending"]) == (3, 1, 2)
+    assert busy["stream"]["oldest_pending_idle_s"] >= 0
+
+    ack_prepared(connection, key, [held[0].entry_id])  # one check stored
+    assert (scorers(client)["stream"]["entries"], scorers(client)["stream"]["pending"]) == (2, 1)
+
+    # the live scorer is killed: it stops beating and keeps its entry until another claims it
+    beat_scorer(connection, key, "gpu-a-scorer0", now=time.time() - SCORER_MAX_AGE_S - 1)
+    dead = scorers(client)
+    assert not dead["ok"] and dead["live"] == 0
+    assert [(s["name"], s["pending"]) for s in dead["scorers"]] == [("gpu-a-scorer0", 1), ("gpu-b-scorer0", 0)]
+
+
+def test_healthz_lists_a_consumer_that_holds_entries_without_a_heartbeat(client, web_config, redis_db):
+    connection, key = redis_db.client(), stream_key(web_config.service)
+    ensure_group(connection, key)
+    prepare(connection, key, 1)
+    read_prepared(connection, key, "gpu-c-scorer0", count=1)  # its heartbeat was dropped long ago
+    body = scorers(client)
+    assert body["scorers"] == [{"name": "gpu-c-scorer0", "last_heartbeat": None, "heartbeat_age_s": None,
+                                "pending": 1}]
+    assert not body["ok"] and body["stream"]["pending"] == 1
 
 
 def test_healthz_is_503_when_redis_is_down(client, redis_db):
@@ -516,6 +586,7 @@ def test_healthz_is_503_when_redis_is_down(client, redis_db):
         assert response.status_code == 503
         body = response.get_json()
         assert body["status"] == "down" and not body["components"]["redis"]["ok"]
+        assert not body["components"]["scorers"]["ok"] and body["components"]["scorers"]["scorers"] == []
         assert body["components"]["database"]["ok"]
         assert_error(client.post("/api/v1/checks", json=claims_body()), 503, "queue_unavailable")
     finally:

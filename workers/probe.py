@@ -40,13 +40,14 @@ import redis
 from rq import Queue, Worker
 
 from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
-from service.stream import scorer_beats, stream_key
+from service.stream import SCORER_MAX_AGE_S, scorer_beats, stream_key
 from side.config import load_config
 from side.errors import SideError
 
 #: A heartbeat older than this means the worker is stuck: idle workers beat about every 60 s
-#: (the dequeue timeout of the default --maintenance 60), busy ones every 30 s.
-DEFAULT_MAX_AGE_S = 180.0
+#: (the dequeue timeout of the default --maintenance 60), busy ones and scorers every 30 s.
+#: /healthz counts a scorer live up to the same age.
+DEFAULT_MAX_AGE_S = SCORER_MAX_AGE_S
 #: Start-up allowance for loading the verifier and the evidence index on a shared CPU.
 DEFAULT_GRACE_S = 600.0
 #: Seconds for each Redis call: the probe has 5 s in all.

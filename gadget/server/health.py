@@ -1,12 +1,15 @@
 """``/healthz``: can this service take work, and will the work get done?
 
-Four components, each with ``ok`` and details: Redis (the queue), the database (the store's
+Five components, each with ``ok`` and details: Redis (the queue), the database (the store's
 schema version), the workers (at least one with a recent heartbeat; under ``side-stack`` also
-each worker slot's restarts and last exit, :mod:`service.supervision`) and the model (the
-shipped verifier files a worker loads). The status code answers the first question only:
+each worker slot's restarts and last exit, :mod:`service.supervision`), the scorers of a split
+deployment (their heartbeats and the prepared-check stream's backlog, :mod:`service.stream`)
+and the model (the shipped verifier files a worker loads). The status code answers the first
+question only:
 503 when Redis or the database is down (this process cannot accept checks; a supervisor may
 restart it), 200 otherwise. Missing workers or model files make the body ``degraded`` but
-not the status, because restarting the web service would not bring a worker back.
+not the status, because restarting the web service would not bring a worker back; so do
+prepared checks with no live scorer to score them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from gadget.server.present import MODEL_FILES, model_dir
 from gadget.server.services import Services, services
 from service.health import queue_health
+from service.stream import scorer_states, stream_backlog, stream_key
 from service.supervision import supervised_workers
 from side.errors import SideError
 
@@ -65,6 +69,29 @@ def workers_health(queue: dict[str, Any], supervised: list[dict[str, Any]] | Non
     return {"ok": bool(live), "live": len(live), "workers": workers, "supervised": supervised or []}
 
 
+def scorers_health(svc: Services, redis_ok: bool = True) -> dict[str, Any]:
+    """Scorers (``side-worker --role scorer``) and the stream that feeds them.
+
+    Live scorers are those whose heartbeat is at most ``SCORER_MAX_AGE_S`` old, as for
+    ``workers.probe --role scorer``. Not ok when prepared checks wait or are pending with no live
+    scorer, or when scorers were heartbeating and none still is; a deployment without scorers
+    (no heartbeat, an empty stream) is ok.
+    """
+    key = stream_key(svc.config.service)
+    down = {"ok": False, "live": 0, "scorers": [], "stream": {"key": key}}
+    if not redis_ok:
+        return down  # Redis itself is reported down by its own component
+    try:
+        scorers = scorer_states(svc.redis, key)
+        backlog = stream_backlog(svc.redis, key)
+    except redis.RedisError:
+        return down
+    live = sum(s.is_live for s in scorers)
+    idle = not any(s.last_heartbeat for s in scorers) and backlog.is_empty
+    return {"ok": bool(live) or idle, "live": live, "scorers": [asdict(s) for s in scorers],
+            "stream": {"key": key, **asdict(backlog)}}
+
+
 def model_health(svc: Services, workers: dict[str, Any]) -> dict[str, Any]:
     """Shipped files present; a live worker that has completed jobs has loaded them."""
     folder = model_dir(svc.config)
@@ -81,6 +108,7 @@ def health_report(svc: Services) -> tuple[dict[str, Any], int]:
         "redis": {**queue["redis"], "jobs": queue.get("jobs", {}), "failures": queue.get("failures", [])},
         "database": database_health(svc),
         "workers": workers,
+        "scorers": scorers_health(svc, queue["redis"]["ok"]),
         "model": model_health(svc, workers),
     }
     serving = components["redis"]["ok"] and components["database"]["ok"]

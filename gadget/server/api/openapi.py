@@ -225,7 +225,8 @@ def output_schemas() -> dict[str, Any]:
             "created_at": {"type": "string", "nullable": True}}},
         "Health": {"type": "object", "required": ["status", "components"], "properties": {
             "status": {"type": "string", "enum": ["ok", "degraded", "down"]},
-            "components": {"type": "object"}}},
+            "components": {"type": "object", "description": "redis, database, workers, scorers and model, "
+                                                            "each with ok and its details (docs/service.md)"}}},
     }
 
 
@@ -272,7 +273,7 @@ def paths() -> dict[str, Any]:
             "responses": {"201": json_response("recorded", "FeedbackEnvelope"),
                           **errors(400, 401, 403, 404, 413, 415, 429)}}},
         "/healthz": {"get": {
-            "operationId": "health", "summary": "Redis, database, workers and model",
+            "operationId": "health", "summary": "Redis, database, workers, scorers and model",
             "responses": {"200": json_response("serving (status ok or degraded)", "Health"),
                           "503": json_response("Redis or the database is down", "Health")}}},
         "/metrics": {"get": {
