@@ -125,6 +125,31 @@ def test_redis_conf_keeps_every_job():
     assert settings["bind"].startswith("127.0.0.1")
 
 
+def unit_table() -> dict[str, str]:
+    """The unit table of deploy/selfhosted/README.md: each unit file named in a row, with the row."""
+    rows = {}
+    for line in (DEPLOY / "selfhosted" / "README.md").read_text().splitlines():
+        if line.startswith("| `"):
+            for name in line.split("|")[1].replace("`", "").replace("+", " ").split():
+                rows[name] = line
+    return rows
+
+
+def test_the_selfhosted_readme_has_a_row_for_every_unit():
+    table = unit_table()
+    assert sorted(unit.name for unit in UNITS if unit.name not in table) == []
+
+
+@pytest.mark.parametrize("unit, role, probe", [("side-reader@.service", "reader", "workers.probe --name"),
+                                               ("side-scorer@.service", "scorer", "workers.probe --role scorer")])
+def test_the_readme_rows_of_the_split_units_say_what_they_run_and_how_they_are_probed(unit, role, probe):
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read_string((DEPLOY / "selfhosted" / unit).read_text())
+    assert worker_parser().parse_args(shlex.split(parser["Service"]["ExecStart"])[1:]).role == role
+    row = unit_table()[unit]
+    assert f"side-worker --role {role}" in row and probe in row and "/healthz" in row
+
+
 def test_the_scorer_unit_is_watched_by_the_heartbeat_it_writes():
     """side-scorer@ reports ready after loading the models and pings systemd's watchdog with each
     heartbeat (workers/scorer.py), which the probe's --role scorer reads in Redis too."""
