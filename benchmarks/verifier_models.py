@@ -38,7 +38,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from side.config import load_config
-from side.retrieval.encoder import EmbeddingCache
 from side.data import load_wice, read_jsonl
 from side.evaluation.verify import (
     auroc,
@@ -48,6 +47,7 @@ from side.evaluation.verify import (
     wice_query,
     wice_sentences,
 )
+from side.retrieval.encoder import EmbeddingCache
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, SUPPORTS
 from side.verify.verifier import Query, Verifier
 

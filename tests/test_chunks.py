@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import need_data
 from side.training.finetune import TrainSettings, batch_loss, save_model
 from side.training.trainset import LABEL_IDS
 from side.verify.chunks import chunk_around, chunk_spans, chunk_text
@@ -19,13 +18,14 @@ from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     NEI,
     PARTIAL,
-    SUPPORTS,
     WEIGHTS_FILE,
     CrossEncoder,
     build_model,
     load_trained_weights,
 )
 from side.verify.verifier import COMBINER_FILE, FEATURES, Combiner, Query, Verifier
+
+from conftest import need_data
 
 
 def _sentences(*lengths: int) -> list[str]:

@@ -176,7 +176,8 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
             base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts,
             contrastive=args.contrastive, shortcut_filter=args.shortcut_filter,
-            chunks=args.chunks, chunk_words=args.chunk_words, allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
+            chunks=args.chunks, chunk_words=args.chunk_words,
+            allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
         )
         if args.probe_only:
             examples, probe = training_examples(settings)

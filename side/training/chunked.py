@@ -53,6 +53,7 @@ from side.training.trainset import (
     word_count,
 )
 from side.verify.chunks import CHUNK_WORDS, chunk_around, chunk_text
+from side.verify.crossencoder import Pair
 from side.verify.verifier import Query
 
 __all__ = ["CHUNK_CAPS", "chunked_examples", "scifact_chunks", "wice_chunks"]
@@ -144,20 +145,21 @@ def scifact_chunks(data_dir: Path, words: int = CHUNK_WORDS) -> list[Example]:
             rationale: set[int] = set()
             for s in sets:
                 core = sorted(i for i in s["sentences"] if i < len(sentences))
-                span = _span_of(sentences, core, words) if core else None
-                if span is None:
+                gold_span = _span_of(sentences, core, words) if core else None
+                if gold_span is None:
                     continue
-                rationale |= set(range(*span))
+                rationale |= set(range(*gold_span))
                 label = "S" if s["label"] == "SUPPORT" else "R"
-                out.append(Example("", claim.claim, chunk_text(sentences, span), label, "scifact_chunks", group))
+                out.append(Example("", claim.claim, chunk_text(sentences, gold_span), label, "scifact_chunks", group))
+            gold = rationale | {j for s in sets for j in s["sentences"]}
             for i in _hard_negatives(claim.claim, sentences, rationale, 1):
                 span = chunk_around(sentences, [i], words)
-                if not rationale & set(range(*span)) and not {j for s in sets for j in s["sentences"]} & set(range(*span)):
+                if not gold & set(range(*span)):
                     out.append(Example("", claim.claim, chunk_text(sentences, span), "N", "scifact_chunks", group))
     return out
 
 
-def _example(pair, label: str, source: str, group: int) -> Example:
+def _example(pair: Pair, label: str, source: str, group: int) -> Example:
     return Example(pair.title, pair.context, pair.passage, label, source, group)
 
 

@@ -32,6 +32,7 @@ from side.training.contrastive import contrastive_examples
 from side.training.feedback import read_feedback
 from side.training.shortcut import MAX_PROBE_AUROC, ProbeReport, filter_shortcuts, probe_examples
 from side.training.trainset import LABEL_IDS, Example, build_examples, feedback_examples, units
+from side.verify.chunks import CHUNK_WORDS
 from side.verify.crossencoder import (
     BACKBONES,
     DEFAULT_BACKBONE,
@@ -47,7 +48,6 @@ from side.verify.crossencoder import (
     load_trained_weights,
     trainable_state,
 )
-from side.verify.chunks import CHUNK_WORDS
 from side.verify.precision import autocast_dtype
 
 __all__ = [
@@ -227,7 +227,8 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
     state = {k: v.detach().to("cpu").half().contiguous() for k, v in trainable_state(model).items()}
     path = settings.out_dir / WEIGHTS_FILE
     save_file(state, str(path), metadata={"format": "pt"})
-    labels = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", PARTIAL][: model.config.num_labels]
+    outputs = int(model.config.num_labels)  # type: ignore[union-attr,arg-type]
+    labels = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", PARTIAL][:outputs]
     meta = {"labels": labels, "base": BACKBONES[settings.base], "max_length": settings.max_length,
             **({"premise": "chunk", "chunk_words": settings.chunk_words} if settings.chunks else {}),
             "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
