@@ -86,6 +86,7 @@ def chunk_model(tmp_path_factory):
 def test_widened_model_starts_partial_as_a_copy_of_not_enough_info(chunk_model):
     meta = json.loads((chunk_model / "verifier.json").read_text())
     assert meta["labels"][-1] == PARTIAL and meta["premise"] == "chunk" and meta["chunk_words"] == 40
+    assert meta["query_context"] is False
     cross = CrossEncoder(chunk_model, device="cpu", precision="fp32")
     weight = cross.model.classifier.weight
     assert torch.allclose(weight[3], weight[NEI])
@@ -102,7 +103,7 @@ def test_widened_model_starts_partial_as_a_copy_of_not_enough_info(chunk_model):
 def test_verifier_judges_chunks_with_a_chunk_model_and_the_window_with_others(chunk_model):
     sentences = [f"Sentence {i} says the bridge crossed the river number {i}." for i in range(30)]
     sentences[12] = "The Harbour Bridge opened to traffic in March 1932."
-    query = Query("The bridge opened in 1932.", "Sydney Harbour Bridge")
+    query = Query("The bridge opened in 1932.", "Sydney Harbour Bridge", context="Construction began in 1923.")
     chunked = Verifier.load(chunk_model, device="cpu", precision="fp32")
     plain = Verifier.load(device="cpu", precision="fp32")
     item = chunked.run([(query, sentences)])[0]
@@ -113,6 +114,9 @@ def test_verifier_judges_chunks_with_a_chunk_model_and_the_window_with_others(ch
     assert any("March 1932" in w for w in windows)
     assert all(len(w.split()) <= 40 for w in windows)
     assert len(base.pairs) == len(base.candidates) + 1
+    # a chunk model reads the claim with its title but without the sentences before it
+    assert all("Construction" not in pair.context and pair.title for pair in item.pairs)
+    assert all("Construction" in pair.context for pair in base.pairs)
     assert item.decided.signals["ce_partial"] > 0.0
     assert base.decided.signals["ce_partial"] == 0.0
     assert item.decided.evidence[0].sentence_index == base.decided.evidence[0].sentence_index
@@ -158,6 +162,7 @@ def test_hugging_face_export_of_a_chunk_model_keeps_its_premise_and_partial_outp
     exported = CrossEncoder(tmp_path / "hf", device="cpu", precision="fp32")
     own = CrossEncoder(chunk_model, device="cpu", precision="fp32")
     assert exported.format == "hf" and exported.premise == "chunk" and exported.chunk_words == 40
+    assert exported.query_context is False
     pairs = [Query("The bridge opened in 1932.", "Bridge").pair("The bridge was opened to traffic in 1932.")]
     (p1, q1), (p2, q2) = exported.predict_partial(pairs), own.predict_partial(pairs)
     assert np.allclose(p1, p2, atol=1e-4) and np.allclose(q1, q2, atol=1e-4) and q1[0] > 0

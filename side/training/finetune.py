@@ -230,7 +230,10 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
     outputs = int(model.config.num_labels)  # type: ignore[union-attr,arg-type]
     labels = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", PARTIAL][:outputs]
     meta = {"labels": labels, "base": BACKBONES[settings.base], "max_length": settings.max_length,
-            **({"premise": "chunk", "chunk_words": settings.chunk_words} if settings.chunks else {}),
+            # A chunk model reads the claim with its title and section only: the sentences before
+            # the claim, which most of its pairs lack, cost it its signal on whole pages.
+            **({"premise": "chunk", "chunk_words": settings.chunk_words, "query_context": False}
+               if settings.chunks else {}),
             "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
     (settings.out_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

@@ -367,6 +367,9 @@ class CrossEncoder:
         self.premise = str(self.meta.get("premise", "sentence"))
         #: Words per chunk the model was trained on (side.verify.chunks.CHUNK_WORDS when not recorded).
         self.chunk_words = int(self.meta.get("chunk_words", 0)) or None
+        #: False: the verifier gives it the claim with its title and section but not the sentences
+        #: before it (a chunk model judges better without them: see the model card).
+        self.query_context = bool(self.meta.get("query_context", True))
         log.info("cross-encoder %s (%s format, labels %s, %s on %s, %d tokens)", self.model_dir, self.format,
                  "/".join(self.meta.get("labels", LABELS)), self.precision, self.device, self.pairs.max_length)
 
@@ -407,7 +410,8 @@ class CrossEncoder:
         # `side export hf` of a chunk model records how Side feeds it (HF's config keeps unknown keys).
         premise = getattr(model.config, "side_premise", None)
         if premise:
-            meta.update(premise=str(premise), chunk_words=int(getattr(model.config, "side_chunk_words", 0) or 0))
+            meta.update(premise=str(premise), chunk_words=int(getattr(model.config, "side_chunk_words", 0) or 0),
+                        query_context=bool(getattr(model.config, "side_query_context", True)))
         return model, tokenizer, meta
 
     def predict(self, pairs: list[Pair], batch_size: int = 32) -> np.ndarray:

@@ -100,6 +100,7 @@ def export_hf(directory: str | Path, model_dir: str | Path | None = None, force:
         if cross.premise == "chunk":  # read back by CrossEncoder, so Side feeds the export chunks too
             cross.model.config.side_premise = cross.premise
             cross.model.config.side_chunk_words = cross.chunk_words
+            cross.model.config.side_query_context = cross.query_context
         cross.model.save_pretrained(str(directory))
         written = list(cross.pairs.tokenizer.save_pretrained(str(directory)))
         _clean_tokenizer_config(directory / "tokenizer_config.json", max_length)

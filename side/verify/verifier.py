@@ -426,8 +426,9 @@ class Verifier:
         vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
         selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
-        pairs = [query.pair(c.text) for c in candidates]
-        pairs += [query.pair(text) for text in self.windows(sentences, candidates)]
+        judged = query if getattr(self.cross_encoder, "query_context", True) else replace(query, context="")
+        pairs = [judged.pair(c.text) for c in candidates]
+        pairs += [judged.pair(text) for text in self.windows(sentences, candidates)]
         words = self.embeddings.token_vectors([query.claim] + [c.text for c in candidates])
         soft = soft_coverage(words[0][0], words[0][1], [vectors for _, vectors in words[1:]])
         return Prepared(query, sentences, candidates, None, pairs, selection, soft_coverage=soft)
