@@ -17,11 +17,15 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Liveness", "container_age_s", "starting", "exit_status", "notify_systemd"]
+import redis
+
+__all__ = ["Liveness", "container_age_s", "starting", "exit_status", "notify_systemd", "beating"]
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +83,26 @@ def notify_systemd(state: str, environ: Mapping[str, str] | None = None) -> bool
         log.warning("could not notify systemd at %s: %s", path, exc)
         return False
     return True
+
+
+@contextmanager
+def beating(interval_s: float, beat: Callable[[], None], name: str) -> Iterator[threading.Event]:
+    """Call ``beat`` every ``interval_s`` from a thread while the block runs (a long job or
+    batch must not look dead to its probe); a Redis error is logged and the beats go on. Yields
+    the event that stops them (set on leaving the block)."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(interval_s):
+            try:
+                beat()
+            except redis.RedisError as exc:
+                log.warning("%s failed: %s", name, exc)
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        thread.join()

@@ -28,13 +28,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import redis
 
-from service.liveness import notify_systemd
+from service.liveness import beating, notify_systemd
 from service.store import Check, CheckStatus, Store
 from service.stream import (
     DEFAULT_MIN_IDLE_MS,
@@ -126,25 +125,9 @@ class Scorer:
         beat_scorer(self.connection, self.key, self.consumer)
         self._last_beat = time.monotonic()
 
-    @contextmanager
-    def _beating(self) -> Iterator[None]:
+    def _beating(self) -> AbstractContextManager[threading.Event]:
         """Heartbeats from a thread while a batch is scored and stored."""
-        done = threading.Event()
-
-        def beat() -> None:
-            while not done.wait(self.heartbeat_s):
-                try:
-                    self.beat(force=True)
-                except redis.RedisError as exc:
-                    log.warning("scorer heartbeat failed: %s", exc)
-
-        thread = threading.Thread(target=beat, name=f"heartbeat-{self.consumer}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join()
+        return beating(self.heartbeat_s, lambda: self.beat(force=True), f"heartbeat-{self.consumer}")
 
     def _forget(self) -> None:
         notify_systemd("STOPPING=1")

@@ -46,7 +46,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ from rq.worker import WorkerStatus
 
 from service.health import failure_reason
 from service.ingest import get_ingest_queue, requeue_spooled
+from service.liveness import beating
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
 from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, stream_key
@@ -144,24 +145,12 @@ class SideWorker(SimpleWorker):
         self.jobs_done += 1
 
     @contextmanager
-    def _heartbeats(self, job: Job, execution: Any):
-        stop = threading.Event()
-        self._beating = stop
-
-        def beat() -> None:
-            while not stop.wait(self.job_monitoring_interval):
-                try:
-                    self.maintain_heartbeats(job, execution)
-                except redis.RedisError as exc:
-                    log.warning("heartbeat for job %s failed: %s", job.id, exc)
-
-        thread = threading.Thread(target=beat, name=f"heartbeat-{job.id}", daemon=True)
-        thread.start()
-        try:
+    def _heartbeats(self, job: Job, execution: Any) -> Iterator[None]:
+        """The job's heartbeats from a thread while it runs (RQ keeps it alive only between jobs)."""
+        with beating(self.job_monitoring_interval, lambda: self.maintain_heartbeats(job, execution),
+                     f"heartbeat-{job.id}") as stop:
+            self._beating = stop
             yield
-        finally:
-            stop.set()
-            thread.join()
 
     def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
         """Stop heartbeating before RQ records the outcome, so no beat lands after it."""
