@@ -40,10 +40,10 @@ import numpy as np
 from side.config import load_config
 from side.data import load_wice, read_jsonl
 from side.evaluation.verify import (
-    auroc,
     citation_integrity_level,
     evaluate_scifact,
-    evaluate_wice,
+    failure_metrics,
+    level_metrics,
     wice_query,
     wice_sentences,
 )
@@ -53,13 +53,6 @@ from side.verify.verifier import Query, Verifier
 
 ORACLE_FILE = "wice/oracle_chunks_claim_dev.jsonl"
 WICE_DEV = "wice/claim_dev.jsonl"
-
-
-def _failures(labels: list[str], score: np.ndarray) -> dict[str, float]:
-    """AUROC of a support score for the two failures Side flags (low score = failure)."""
-    not_full = np.array([label != "supported" for label in labels])
-    not_supported = np.array([label == "not_supported" for label in labels])
-    return {"auroc_not_fully_supported": auroc(not_full, -score), "auroc_not_supported": auroc(not_supported, -score)}
 
 
 def oracle_alone(verifier: Verifier, data: Path, limit: int | None) -> dict[str, float]:
@@ -82,24 +75,32 @@ def oracle_alone(verifier: Verifier, data: Path, limit: int | None) -> dict[str,
         key = r["meta"]["id"]
         best[key] = max(best.get(key, 0.0), float(p))
         label[key] = r["label"]
-    return _failures([label[i] for i in ids], np.array([best[i] for i in ids]))
+    return _aurocs(failure_metrics([label[i] for i in ids], np.array([best[i] for i in ids])))
+
+
+def _aurocs(metrics: dict[str, float]) -> dict[str, float]:
+    """The two AUROCs of :func:`failure_metrics` (a low score meaning a failure)."""
+    return {k: v for k, v in metrics.items() if k.startswith("auroc_")}
 
 
 def wice_figures(verifier: Verifier, data: Path, limit: int | None) -> dict[str, float]:
-    """Cross-encoder alone on whole pages, then the whole verifier, from one pass over WiCE dev."""
+    """Cross-encoder alone on whole pages and the whole verifier, from one pass over WiCE dev
+    (the verifier's figures as ``side eval verify wice`` computes them)."""
     claims = load_wice(data / WICE_DEV)[:limit]
-    alone = []
+    items = []
     for start in range(0, len(claims), 16):
-        for item in verifier.run([(wice_query(c), wice_sentences(c)) for c in claims[start : start + 16]]):
-            alone.append(float(item.probabilities[:, SUPPORTS].max()) if item.probabilities is not None else 0.0)
-    whole = _failures([c.label for c in claims], np.array(alone))
-    full = evaluate_wice(verifier, data / WICE_DEV, limit)
+        items += verifier.run([(wice_query(c), wice_sentences(c)) for c in claims[start : start + 16]])
+    labels = [c.label for c in claims]
+    alone = np.array([float(p.probabilities[:, SUPPORTS].max()) if p.probabilities is not None else 0.0
+                      for p in items])
+    whole = failure_metrics(labels, alone)
+    full = failure_metrics(labels, np.array([p.decided.score for p in items]))
     return {
         "alone_whole_pages_auroc_nf": whole["auroc_not_fully_supported"],
         "alone_whole_pages_auroc_ns": whole["auroc_not_supported"],
-        "verifier_auroc_ns": full["verifier"]["auroc_not_supported"],
-        "verifier_auroc_nf": full["verifier"]["auroc_not_fully_supported"],
-        "verifier_levels_macro_f1": full["levels"]["verifier"]["macro_f1"],
+        "verifier_auroc_ns": full["auroc_not_supported"],
+        "verifier_auroc_nf": full["auroc_not_fully_supported"],
+        "verifier_levels_macro_f1": level_metrics(labels, [p.decided.level.value for p in items])["macro_f1"],
     }
 
 

@@ -426,7 +426,7 @@ class Verifier:
         vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
         selection = select_evidence(query.claim, sentences, vectors[:-1], vectors[-1], self.k, lexical, embedded)
         candidates = selection.candidates
-        judged = query if getattr(self.cross_encoder, "query_context", True) else replace(query, context="")
+        judged = query if self.cross_encoder.query_context else replace(query, context="")
         pairs = [judged.pair(c.text) for c in candidates]
         pairs += [judged.pair(text) for text in self.windows(sentences, candidates)]
         words = self.embeddings.token_vectors([query.claim] + [c.text for c in candidates])
@@ -440,11 +440,12 @@ class Verifier:
         candidates joined (sentence models never saw a long premise)."""
         from side.verify.chunks import CHUNK_WORDS, MAX_CHUNKS, chunk_spans, chunk_text
 
-        if getattr(self.cross_encoder, "premise", "sentence") != "chunk":
-            return [" ".join(c.text for c in candidates[:3])]
-        words = getattr(self.cross_encoder, "chunk_words", None) or CHUNK_WORDS
+        top3 = [" ".join(c.text for c in candidates[:3])]
+        if self.cross_encoder.premise != "chunk":
+            return top3
+        words = self.cross_encoder.chunk_words or CHUNK_WORDS
         spans = chunk_spans(sentences, [c.index for c in candidates], words, MAX_CHUNKS)
-        return [chunk_text(sentences, span) for span in spans] or [" ".join(c.text for c in candidates[:3])]
+        return [chunk_text(sentences, span) for span in spans] or top3
 
     def _split(self, item: Prepared) -> list[Prepared]:
         """The item's sub-claims against its sentences (embeddings cached: only the parts are embedded)."""
@@ -487,7 +488,8 @@ class Verifier:
         for item in prepared:
             item.parts = self._split(item)
         judged = [p for item in prepared if item.verdict is None for p in (item, *item.parts)]
-        probs, partial = self._predict([pair for p in judged for pair in p.pairs])
+        probs, partial = self.cross_encoder.predict_partial([pair for p in judged for pair in p.pairs],
+                                                            batch_size=self.batch_size)
         offset = 0
         for p in judged:
             p.probabilities = probs[offset : offset + len(p.pairs)]
@@ -501,19 +503,11 @@ class Verifier:
                                             shown is None or shown[n], parts)
         return prepared
 
-    def _predict(self, pairs: list[Pair]) -> tuple[np.ndarray, np.ndarray]:
-        """Probabilities and P(PARTIAL) of ``pairs`` (a cross-encoder without
-        ``predict_partial``, such as a test's, gives zeros for the latter)."""
-        if hasattr(self.cross_encoder, "predict_partial"):
-            return self.cross_encoder.predict_partial(pairs, batch_size=self.batch_size)
-        probs = self.cross_encoder.predict(pairs, batch_size=self.batch_size)
-        return probs, np.zeros(len(pairs), dtype=np.float32)
-
     def signals(self, item: Prepared, probs: np.ndarray) -> dict[str, float]:
         n = len(item.candidates)
         single, windows = probs[:n], probs[n:]
         best_window = int(np.argmax(windows[:, SUPPORTS]))
-        partial = item.partial[n:] if item.partial is not None and len(item.partial) == len(probs) else None
+        partial = item.partial[n:] if item.partial is not None else None
         cos = sorted((c.cosine for c in item.candidates), reverse=True)
         top_text = " ".join(c.text for c in item.candidates[:3])
         return {
