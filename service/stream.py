@@ -123,13 +123,18 @@ def add_prepared(connection: redis.Redis, key: str, check_id: str, prepared: Pre
             waited = True
         sleep(FULL_WAIT_S)
     entry = connection.xadd(key, {"check": check_id, "data": encode(prepared)})
-    return entry.decode() if isinstance(entry, bytes) else str(entry)
+    return _text(entry)
+
+
+def _text(value: bytes | str) -> str:
+    """A Redis reply (bytes, or str on a decoding connection) as text."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _entries(raw: list) -> list[PreparedEntry]:
     out = []
     for entry_id, fields in raw:
-        entry_id = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+        entry_id = _text(entry_id)
         if not fields:  # an entry deleted while it was pending: nothing left to score
             out.append(PreparedEntry(entry_id, "", None, "entry deleted"))
             continue
@@ -201,7 +206,7 @@ def forget_scorer(connection: redis.Redis, key: str, consumer: str) -> None:
 
 def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
     """Each scorer of stream ``key`` with the Unix time of its last heartbeat."""
-    return {(name.decode() if isinstance(name, bytes) else str(name)): float(when)
+    return {_text(name): float(when)
             for name, when in connection.zrange(scorers_key(key), 0, -1, withscores=True)}
 
 
@@ -238,10 +243,6 @@ class StreamBacklog:
     @property
     def is_empty(self) -> bool:
         return self.entries == 0 and self.pending == 0
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _pending_by_consumer(connection: redis.Redis, key: str) -> dict[str, int]:
