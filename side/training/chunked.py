@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.evaluation.verify import wice_query
 from side.training.contrastive import (
     factcg_examples,
     fib_examples,
@@ -54,7 +55,6 @@ from side.training.trainset import (
 )
 from side.verify.chunks import CHUNK_WORDS, chunk_around, chunk_text
 from side.verify.crossencoder import Pair
-from side.verify.verifier import Query
 
 __all__ = ["CHUNK_CAPS", "chunked_examples", "scifact_chunks", "wice_chunks"]
 
@@ -90,7 +90,10 @@ def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2) ->
     out: list[Example] = []
     for n, (claim, rec) in enumerate(zip(load_wice(path), read_jsonl(path), strict=True)):
         sentences = list(claim.evidence)
-        query = Query(claim.claim, claim.title, claim.section, claim.context)
+        query = wice_query(claim)
+        part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"])
+        supported = replace(query, claim=part) if part and part != claim.claim and \
+            word_count(part) >= MIN_SUPPORTED_TOKENS else None
         group = GROUP_BASE + n
         gold_spans = []
         for gold_set in claim.supporting_sentences:
@@ -101,10 +104,8 @@ def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2) ->
             gold_spans.append(span)
             chunk = chunk_text(sentences, span)
             out.append(_example(query.pair(chunk), "P", "wice_chunks", group))
-            part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"])
-            if part and part != claim.claim and word_count(part) >= MIN_SUPPORTED_TOKENS:
-                sub = Query(part, claim.title, claim.section, claim.context)
-                out.append(_example(sub.pair(chunk), "S", "wice_chunks", group))
+            if supported is not None:
+                out.append(_example(supported.pair(chunk), "S", "wice_chunks", group))
         if not gold_spans:
             continue
         covered = {i for a, b in gold_spans for i in range(a, b)} | claim.gold_sentences
