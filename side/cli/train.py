@@ -92,6 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "around its best sentences (see the model card). Give --init DIR to start from a trained verifier")
     p.add_argument("--chunk-words", type=int, default=d.chunk_words, metavar="N",
                    help=f"words per chunk with --chunks (default {d.chunk_words})")
+    p.add_argument("--combiner-holdout", type=float, default=d.combiner_holdout, metavar="SHARE",
+                   help="with --chunks: keep this share of the WiCE train and SciFact train claims (0-0.9, by a "
+                   "hash of their id) out of training, and fit the combiner and level cuts on them alone, so it "
+                   "learns how far to trust the cross-encoder on pages it never saw (default 0: none)")
     p.add_argument("--probe-only", action="store_true",
                    help="build the training pairs, print the query-only and premise-length probes per training "
                    "set, and stop")
@@ -149,7 +153,8 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     given = {"--feedback": args.feedback is not None, "--init": args.init is not None,
              "--joined": bool(args.joined), "--supported-parts": args.supported_parts,
              "--contrastive": bool(args.contrastive), "--shortcut-filter": args.shortcut_filter,
-             "--probe-only": args.probe_only, "--chunks": args.chunks}
+             "--probe-only": args.probe_only, "--chunks": args.chunks,
+             "--combiner-holdout": bool(args.combiner_holdout)}
     fine_tuning = [name for name, present in given.items() if present]
     if fine_tuning and (args.combiner_only or args.levels_only):
         raise InputError(f"{', '.join(fine_tuning)}: options of the fine-tuning, which --combiner-only / "
@@ -161,6 +166,10 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     if args.chunks and (args.contrastive or args.joined or args.supported_parts):
         raise InputError("--chunks has its own mix (it includes the contrastive sets, compound claims and WiCE's "
                          "supported parts); leave out --contrastive, --joined and --supported-parts")
+    if not 0 <= args.combiner_holdout <= 0.9:
+        raise InputError(f"--combiner-holdout {args.combiner_holdout:g}: give a share from 0 to 0.9")
+    if args.combiner_holdout and not args.chunks:
+        raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
     if args.chunk_words < 20:
         raise InputError(f"--chunk-words {args.chunk_words}: a chunk needs at least 20 words")
     if args.train_only and (args.combiner_only or args.levels_only):
@@ -176,7 +185,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             max_steps=args.max_steps, resume=args.resume, device=config.verifier.device, feedback=args.feedback,
             base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts,
             contrastive=args.contrastive, shortcut_filter=args.shortcut_filter,
-            chunks=args.chunks, chunk_words=args.chunk_words,
+            chunks=args.chunks, chunk_words=args.chunk_words, combiner_holdout=args.combiner_holdout,
             allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
         )
         if args.probe_only:
@@ -190,10 +199,11 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     verifier = Verifier.from_config(config, args.out)
     cache = Path(config.var_dir) / "calibration"
     combiner = verifier.combiner
+    holdout = float(verifier.cross_encoder.meta.get("combiner_holdout", 0.0))
     if combiner is None or not args.levels_only:
         verifier.combiner = None
-        combiner = fit_combiner(verifier, data_dir, seed=args.seed, cache=cache)
-    items = level_items(data_dir, seed=args.seed)
+        combiner = fit_combiner(verifier, data_dir, seed=args.seed, cache=cache, holdout=holdout)
+    items = level_items(data_dir, seed=args.seed, holdout=holdout)
     levels = choose_levels(combiner, level_signals(verifier, items, cache), items)
     combiner.save(Path(args.out) / COMBINER_FILE)
     print(json.dumps({"training": stats, "combiner": combiner.info, **levels}, indent=2))

@@ -42,6 +42,7 @@ import numpy as np
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evaluation.verify import LEVELS, META_PREFIX, wice_query
+from side.training.holdout import held_out, scifact_key, wice_key
 from side.training.trainset import (
     MIN_SUPPORTED_TOKENS,
     SCIFACT_CORPUS,
@@ -66,8 +67,10 @@ log = logging.getLogger(__name__)
 REPORT_PRECISION = 0.9
 
 
-def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
+def _wice_items(data_dir: Path, rng: random.Random, holdout: float = 0.0) -> tuple[list, list[int]]:
     claims = load_wice(data_dir / WICE_TRAIN)
+    if holdout:
+        claims = [c for c in claims if held_out(wice_key(c.id), holdout)]
     items, labels = [], []
     for n, claim in enumerate(claims):
         query = wice_query(claim)
@@ -88,10 +91,12 @@ def _wice_items(data_dir: Path, rng: random.Random) -> tuple[list, list[int]]:
     return items, labels
 
 
-def _scifact_items(data_dir: Path) -> tuple[list, list[int]]:
+def _scifact_items(data_dir: Path, holdout: float = 0.0) -> tuple[list, list[int]]:
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
     items, labels = [], []
     for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
+        if holdout and not held_out(scifact_key(claim.id), holdout):
+            continue
         for doc_id in claim.cited_doc_ids:
             if doc_id not in corpus:
                 continue
@@ -114,21 +119,26 @@ def signal_matrix(verifier: Verifier, items: list) -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
-def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13, cache: Path | None = None) -> Combiner:
-    """Fit the logistic combiner on WiCE train and SciFact train signals (cached under ``cache``)."""
+def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13, cache: Path | None = None,
+                 holdout: float = 0.0) -> Combiner:
+    """Fit the logistic combiner on WiCE train and SciFact train signals (cached under ``cache``):
+    with ``holdout``, on the claims the cross-encoder was kept from (:mod:`side.training.holdout`)."""
     from sklearn.linear_model import LogisticRegression
 
     data_dir = Path(data_dir)
     rng = random.Random(seed)
-    wice_items, wice_labels = _wice_items(data_dir, rng)
-    sci_items, sci_labels = _scifact_items(data_dir)
+    wice_items, wice_labels = _wice_items(data_dir, rng, holdout)
+    sci_items, sci_labels = _scifact_items(data_dir, holdout)
     items = wice_items + sci_items
     x = level_signals(verifier, items, cache).features if cache else signal_matrix(verifier, items)
     y = np.array(wice_labels + sci_labels)
     mean, scale = x.mean(0), x.std(0) + 1e-6
     model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000, random_state=seed)
     model.fit((x - mean) / scale, y)
-    info: dict[str, Any] = {"fitted_on": {"wice_train": len(wice_items), "scifact_train": len(sci_items)},
+    fitted_on: dict[str, Any] = {"wice_train": len(wice_items), "scifact_train": len(sci_items)}
+    if holdout:
+        fitted_on["holdout"] = holdout
+    info: dict[str, Any] = {"fitted_on": fitted_on,
                             "train_accuracy": float(model.score((x - mean) / scale, y))}
     log.info("combiner: %s", dict(zip(FEATURES, np.round(model.coef_[0], 3), strict=False)))
     return Combiner(mean.tolist(), scale.tolist(), model.coef_[0].tolist(), float(model.intercept_[0]), info=info)
@@ -147,8 +157,9 @@ class LevelItem:
     kind: str
 
 
-def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> list[LevelItem]:
-    """The three-level construction from WiCE train (and, with ``scifact``, SciFact train) only.
+def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False, holdout: float = 0.0) -> list[LevelItem]:
+    """The three-level construction from WiCE train (and, with ``scifact``, SciFact train) only;
+    with ``holdout``, from the claims the cross-encoder was kept from.
 
     SciFact train, when asked for: a cited abstract with a SUPPORT rationale is supported, one
     without any rationale or with a REFUTE one is not supported (the claim is not backed).
@@ -161,6 +172,8 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> 
     for n, rec in enumerate(records):
         meta = rec.get("meta", {})
         group = str(meta.get("id", n)).split("-")[0]
+        if holdout and not held_out(wice_key(group), holdout):
+            continue
         title, section = meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip(".")
         context = meta.get("claim_context", "") or ""
         query = Query(rec["claim"], title, section, context)
@@ -180,7 +193,7 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False) -> 
             if other:
                 items.append(LevelItem(query, other, VerdictLevel.NOT_SUPPORTED, group, "other_page"))
     if scifact:
-        items += _scifact_level_items(data_dir)
+        items += _scifact_level_items(data_dir, holdout)
     return items
 
 
@@ -239,10 +252,12 @@ def joined_level_items(data_dir: str | Path) -> list[LevelItem]:
     return items
 
 
-def _scifact_level_items(data_dir: Path) -> list[LevelItem]:
+def _scifact_level_items(data_dir: Path, holdout: float = 0.0) -> list[LevelItem]:
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
     items = []
     for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
+        if holdout and not held_out(scifact_key(claim.id), holdout):
+            continue
         for doc_id in claim.cited_doc_ids:
             if doc_id in corpus:
                 sets = claim.evidence.get(doc_id, [])

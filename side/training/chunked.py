@@ -39,6 +39,7 @@ from side.training.contrastive import (
     summedits_examples,
     vitaminc_examples,
 )
+from side.training.holdout import held_out, scifact_key, wice_key
 from side.training.trainset import (
     MIN_SUPPORTED_TOKENS,
     SCIFACT_CORPUS,
@@ -82,13 +83,16 @@ def _span_of(sentences: list[str], core: list[int], words: int) -> tuple[int, in
     return chunk_around(sentences, core, words)
 
 
-def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2) -> list[Example]:
-    """WiCE train sub-claims against chunks of their page: ``P`` / ``S`` (supported part) / ``N``."""
+def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2, holdout: float = 0.0) -> list[Example]:
+    """WiCE train sub-claims against chunks of their page: ``P`` / ``S`` (supported part) / ``N``;
+    the claims held out for the combiner (:mod:`side.training.holdout`) left out."""
     path = data_dir / WICE_TRAIN
     if not path.is_file():
         return []
     out: list[Example] = []
     for n, (claim, rec) in enumerate(zip(load_wice(path), read_jsonl(path), strict=True)):
+        if held_out(wice_key(claim.id), holdout):
+            continue
         sentences = list(claim.evidence)
         query = wice_query(claim)
         part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"])
@@ -123,8 +127,9 @@ def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2) ->
     return out
 
 
-def scifact_chunks(data_dir: Path, words: int = CHUNK_WORDS) -> list[Example]:
-    """SciFact train claims against chunks of abstracts: rationale ``S`` / ``R``, others ``N``."""
+def scifact_chunks(data_dir: Path, words: int = CHUNK_WORDS, holdout: float = 0.0) -> list[Example]:
+    """SciFact train claims against chunks of abstracts: rationale ``S`` / ``R``, others ``N``;
+    the claims held out for the combiner left out."""
     if not (data_dir / SCIFACT_TRAIN).is_file():
         return []
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
@@ -132,6 +137,8 @@ def scifact_chunks(data_dir: Path, words: int = CHUNK_WORDS) -> list[Example]:
     others = _other_abstracts(claims, corpus, 1)
     out: list[Example] = []
     for claim in claims:
+        if held_out(scifact_key(claim.id), holdout):
+            continue
         group = GROUP_BASE + 10_000_000 + claim.id
         for doc_id in others[claim.id]:
             sentences = list(corpus[doc_id].sentences)
@@ -201,15 +208,16 @@ def _sample(examples: list[Example], cap: int | None, rng: random.Random) -> lis
 
 
 def chunked_examples(data_dir: str | Path, seed: int = 13, words: int = CHUNK_WORDS,
-                     caps: dict[str, int | None] | None = None) -> list[Example]:
-    """The chunk recipe's training pairs, in a fixed order for ``seed``."""
+                     caps: dict[str, int | None] | None = None, holdout: float = 0.0) -> list[Example]:
+    """The chunk recipe's training pairs, in a fixed order for ``seed``, without the WiCE and
+    SciFact claims of the ``holdout`` share (:mod:`side.training.holdout`)."""
     data_dir = Path(data_dir)
     caps = {**CHUNK_CAPS, **(caps or {})}
     rng = random.Random(seed)
     doc_words = words + 10  # a document chunk may run a sentence's tail over; the model cuts it
     sources = {
-        "wice_chunks": lambda: wice_chunks(data_dir, words),
-        "scifact_chunks": lambda: scifact_chunks(data_dir, words),
+        "wice_chunks": lambda: wice_chunks(data_dir, words, holdout=holdout),
+        "scifact_chunks": lambda: scifact_chunks(data_dir, words, holdout=holdout),
         "factcg": lambda: factcg_examples(data_dir, doc_words),
         "summedits": lambda: summedits_examples(data_dir, doc_words),
         "fib": lambda: fib_examples(data_dir, doc_words),

@@ -126,6 +126,9 @@ class TrainSettings:
     chunks: bool = False
     #: Words per chunk (side.verify.chunks.CHUNK_WORDS).
     chunk_words: int = CHUNK_WORDS
+    #: Share of the WiCE train and SciFact train claims kept out of training for the combiner
+    #: (side.training.holdout; chunk recipe only; 0: the combiner is fitted on claims trained on).
+    combiner_holdout: float = 0.0
 
 
 def make_batches(examples: list[Example], batch_size: int, seed: int, lengths: list[int]) -> list[list[int]]:
@@ -234,6 +237,8 @@ def save_model(model: torch.nn.Module, settings: TrainSettings, stats: dict) -> 
             # the claim, which most of its pairs lack, cost it its signal on whole pages.
             **({"premise": "chunk", "chunk_words": settings.chunk_words, "query_context": False}
                if settings.chunks else {}),
+            # Read back by the combiner fit, so a later --combiner-only run uses the same claims.
+            **({"combiner_holdout": settings.combiner_holdout} if settings.combiner_holdout else {}),
             "settings": {k: str(v) for k, v in asdict(settings).items() if not k.endswith("_dir")},
             "training": stats}
     (settings.out_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -244,7 +249,8 @@ def training_examples(settings: TrainSettings) -> tuple[list[Example], ProbeRepo
     """The training pairs of ``settings`` and their shortcut probes; refuses pairs whose label a
     query-only or premise-length probe predicts (unless ``allow_shortcuts``), before any step is spent."""
     if settings.chunks:
-        examples = chunked_examples(settings.data_dir, seed=settings.seed, words=settings.chunk_words)
+        examples = chunked_examples(settings.data_dir, seed=settings.seed, words=settings.chunk_words,
+                                    holdout=settings.combiner_holdout)
     else:
         examples = build_examples(settings.data_dir, negatives=settings.negatives,
                                   in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
