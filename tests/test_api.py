@@ -568,6 +568,25 @@ def test_healthz_reports_the_scorers_and_the_prepared_checks_they_owe(client, we
     assert [(s["name"], s["pending"]) for s in dead["scorers"]] == [("gpu-a-scorer0", 1), ("gpu-b-scorer0", 0)]
 
 
+def test_a_live_scorer_counts_as_serving_the_model_and_metrics_show_the_stream(client, web_config, redis_db):
+    connection, key = redis_db.client(), stream_key(web_config.service)
+    ensure_group(connection, key)
+    prepare(connection, key, 3)
+    model = client.get("/healthz").get_json()["components"]["model"]
+    assert model["served_by_scorer"] is False
+    text = client.get("/metrics").get_data(as_text=True)
+    assert "side_scorers_live 0.0" in text
+    assert 'side_prepared_checks{state="waiting"} 3.0' in text and 'side_prepared_checks{state="pending"} 0.0' in text
+    assert "side_prepared_oldest_pending_seconds 0.0" in text
+
+    beat_scorer(connection, key, "gpu-a-scorer0")  # it loaded the model before this first beat
+    read_prepared(connection, key, "gpu-a-scorer0", count=2)
+    assert client.get("/healthz").get_json()["components"]["model"]["served_by_scorer"] is True
+    text = client.get("/metrics").get_data(as_text=True)
+    assert "side_scorers_live 1.0" in text
+    assert 'side_prepared_checks{state="waiting"} 1.0' in text and 'side_prepared_checks{state="pending"} 2.0' in text
+
+
 def test_healthz_lists_a_consumer_that_holds_entries_without_a_heartbeat(client, web_config, redis_db):
     connection, key = redis_db.client(), stream_key(web_config.service)
     ensure_group(connection, key)

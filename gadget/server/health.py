@@ -92,24 +92,28 @@ def scorers_health(svc: Services, redis_ok: bool = True) -> dict[str, Any]:
             "stream": {"key": key, **asdict(backlog)}}
 
 
-def model_health(svc: Services, workers: dict[str, Any]) -> dict[str, Any]:
-    """Shipped files present; a live worker that has completed jobs has loaded them."""
+def model_health(svc: Services, workers: dict[str, Any], scorers: dict[str, Any]) -> dict[str, Any]:
+    """Shipped files present; a live worker that has completed jobs has loaded them, and so has a
+    live scorer (it loads the model before its first heartbeat). In a split deployment the RQ
+    workers are readers, which load no model: there ``served_by_scorer`` is the one that counts."""
     folder = model_dir(svc.config)
     missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
     served = any(w.get("successful_jobs") for w in workers["workers"] if w.get("heartbeat_age_s") is not None)
     return {"ok": not missing, "dir": str(folder), "missing": missing,
-            "flag_threshold": svc.presenter.flag_threshold, "served_by_worker": served}
+            "flag_threshold": svc.presenter.flag_threshold, "served_by_worker": served,
+            "served_by_scorer": scorers["live"] > 0}
 
 
 def health_report(svc: Services) -> tuple[dict[str, Any], int]:
     queue = queue_health(svc.redis, svc.config.service)
     workers = workers_health(queue, supervision_health(svc) if queue["redis"]["ok"] else [])
+    scorers = scorers_health(svc, queue["redis"]["ok"])
     components = {
         "redis": {**queue["redis"], "jobs": queue.get("jobs", {}), "failures": queue.get("failures", [])},
         "database": database_health(svc),
         "workers": workers,
-        "scorers": scorers_health(svc, queue["redis"]["ok"]),
-        "model": model_health(svc, workers),
+        "scorers": scorers,
+        "model": model_health(svc, workers, scorers),
     }
     serving = components["redis"]["ok"] and components["database"]["ok"]
     status = "ok" if all(c["ok"] for c in components.values()) else ("degraded" if serving else "down")

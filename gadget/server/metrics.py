@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.server.services import Services
 from service.health import registry_counts
+from service.stream import scorer_states, stream_backlog, stream_key
 from side.errors import SideError
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class StateCollector(Collector):
                                labels=["component"])
         yield from self._store(up)
         yield from self._queue(up)
+        yield from self._scorers()
         yield up
 
     def _store(self, up: GaugeMetricFamily) -> Iterator[Metric]:
@@ -82,6 +84,28 @@ class StateCollector(Collector):
             depth.add_metric([state], n)
         yield depth
         yield GaugeMetricFamily("side_queue_depth", "Jobs waiting in the Side queue", value=counts["queued"])
+
+
+    def _scorers(self) -> Iterator[Metric]:
+        """The scorers (``side-worker --role scorer``) and the prepared checks waiting for them:
+        in a split deployment the stream, not the RQ queue, shows whether the GPU keeps up."""
+        key = stream_key(self.svc.config.service)
+        try:
+            scorers = scorer_states(self.svc.redis, key)
+            backlog = stream_backlog(self.svc.redis, key)
+        except redis.RedisError as exc:  # Redis is reported down by the queue's gauge
+            log.warning("metrics: scorer stream unavailable: %s", exc)
+            return
+        yield GaugeMetricFamily("side_scorers_live", "Scorers with a recent heartbeat",
+                                value=sum(s.is_live for s in scorers))
+        prepared = GaugeMetricFamily("side_prepared_checks", "Prepared checks in the scorers' stream by state",
+                                     labels=["state"])
+        prepared.add_metric(["waiting"], backlog.waiting)
+        prepared.add_metric(["pending"], backlog.pending)
+        yield prepared
+        yield GaugeMetricFamily("side_prepared_oldest_pending_seconds",
+                                "Seconds since the oldest unacknowledged prepared check was delivered (0: none)",
+                                value=backlog.oldest_pending_idle_s or 0.0)
 
 
 class RequestMetrics:
