@@ -27,6 +27,7 @@ import logging
 import os
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -37,29 +38,9 @@ from side.config import load_config
 from side.data import load_wice
 from side.evaluation.verify import auroc, wice_query, wice_sentences
 from side.training.calibration import _scifact_items, _wice_items, level_signals
-from side.training.holdout import held_out, wice_key
-from side.training.trainset import WICE_TRAIN
 from side.verify.verifier import FEATURES, Verifier
 
 WICE_DEV = "wice/claim_dev.jsonl"
-
-
-def wice_kinds(data: Path, holdout: float, seed: int = 13) -> list[str]:
-    """How each item of :func:`_wice_items` was built ("page", "stripped", "other"), in its order
-    (the same claims, the same draws of its random generator)."""
-    rng = random.Random(seed)
-    claims = load_wice(data / WICE_TRAIN)
-    if holdout:
-        claims = [c for c in claims if held_out(wice_key(c.id), holdout)]
-    kinds = []
-    for n, claim in enumerate(claims):
-        near = {j for i in claim.gold_sentences for j in (i - 1, i, i + 1)}
-        kinds.append("page")
-        if claim.gold_sentences and any(i not in near for i in range(len(claim.evidence))):
-            kinds.append("stripped")
-        if n % 3 == 0 and claims[rng.randrange(len(claims))].evidence != claim.evidence:
-            kinds.append("other")
-    return kinds
 
 
 def fit_and_score(x: np.ndarray, y: np.ndarray, dev: np.ndarray, columns: list[int], seed: int) -> np.ndarray:
@@ -87,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     holdout = float(verifier.cross_encoder.meta.get("combiner_holdout", 0.0))
     cache = args.cache or Path(config.var_dir) / "calibration"
 
-    wice_items, wice_labels = _wice_items(data, random.Random(args.seed), holdout)
+    wice_items, wice_labels, wice_kinds = _wice_items(data, random.Random(args.seed), holdout)
     sci_items, sci_labels = _scifact_items(data, holdout)
-    kinds = np.array(wice_kinds(data, holdout, args.seed) + ["scifact"] * len(sci_items))
+    kinds = np.array(wice_kinds + ["scifact"] * len(sci_items))
     x = level_signals(verifier, wice_items + sci_items, cache).features
     y = np.array(wice_labels + sci_labels)
     claims = load_wice(data / WICE_DEV)
@@ -103,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     fits = {
         "pooled (as shipped)": (np.ones(len(y), bool), every),
         "pooled, no cross-encoder signals": (np.ones(len(y), bool), no_ce),
-        "pooled, no other-page negatives": (kinds != "other", every),
+        "pooled, no other-page negatives": (kinds != "other_page", every),
         "WiCE train only": (wice, every),
         "WiCE train only, no cross-encoder signals": (wice, no_ce),
     }
     figures: dict = {"model": str(args.model or "shipped"), "holdout": holdout,
-                     "train_rows": {k: int((kinds == k).sum()) for k in ("page", "stripped", "other", "scifact")},
+                     "train_rows": dict(Counter(kinds.tolist())),
                      "signals": {}, "fits": {}}
     print(f"WiCE dev, {len(claims)} claims; train rows {figures['train_rows']}")
     print("| signal alone | AUROC(ns) | AUROC(nf) |\n|---|---|---|")

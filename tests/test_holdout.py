@@ -51,9 +51,11 @@ def test_wice_claims_held_out_are_never_trained_on_and_are_all_the_combiner_sees
     assert trained and not trained & kept
     # the claims not held out keep every pair they had
     assert trained == {ex.group - GROUP_BASE for ex in wice_chunks(data)} - kept
-    items, labels = _wice_items(data, random.Random(13), 0.5)
+    items, labels, kinds = _wice_items(data, random.Random(13), 0.5)
     assert items and {q.claim for q, _ in items} <= {claims[n].claim for n in kept}
     assert set(labels) == {0, 1}
+    assert len(kinds) == len(items) and set(kinds) == {"page", "stripped_page", "other_page"}
+    assert [label for label, kind in zip(labels, kinds, strict=True) if kind == "page"] == [1] * kinds.count("page")
     levels = level_items(data, holdout=0.5)
     assert {i.group for i in levels} == {claims[n].id.split("-")[0] for n in kept}
 

@@ -85,7 +85,6 @@ class StateCollector(Collector):
         yield depth
         yield GaugeMetricFamily("side_queue_depth", "Jobs waiting in the Side queue", value=counts["queued"])
 
-
     def _scorers(self) -> Iterator[Metric]:
         """The scorers (``side-worker --role scorer``) and the prepared checks waiting for them:
         in a split deployment the stream, not the RQ queue, shows whether the GPU keeps up."""

@@ -42,7 +42,7 @@ import numpy as np
 
 from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evaluation.verify import LEVELS, META_PREFIX, wice_query
-from side.training.holdout import held_out, scifact_key, wice_key
+from side.training.holdout import fits_combiner, scifact_key, wice_key
 from side.training.trainset import (
     MIN_SUPPORTED_TOKENS,
     SCIFACT_CORPUS,
@@ -67,11 +67,11 @@ log = logging.getLogger(__name__)
 REPORT_PRECISION = 0.9
 
 
-def _wice_items(data_dir: Path, rng: random.Random, holdout: float = 0.0) -> tuple[list, list[int]]:
-    claims = load_wice(data_dir / WICE_TRAIN)
-    if holdout:
-        claims = [c for c in claims if held_out(wice_key(c.id), holdout)]
-    items, labels = [], []
+def _wice_items(data_dir: Path, rng: random.Random, holdout: float = 0.0) -> tuple[list, list[int], list[str]]:
+    """The combiner's WiCE train items, their labels and how each was built (the kinds of
+    :class:`LevelItem`: "page", "stripped_page", "other_page")."""
+    claims = [c for c in load_wice(data_dir / WICE_TRAIN) if fits_combiner(wice_key(c.id), holdout)]
+    items, labels, kinds = [], [], []
     for n, claim in enumerate(claims):
         query = wice_query(claim)
         sentences = list(claim.evidence)
@@ -79,23 +79,26 @@ def _wice_items(data_dir: Path, rng: random.Random, holdout: float = 0.0) -> tup
         near = {j for i in gold for j in (i - 1, i, i + 1)}
         items.append((query, sentences))
         labels.append(1)
+        kinds.append("page")
         stripped = [s for i, s in enumerate(sentences) if i not in near]
         if gold and stripped:
             items.append((query, stripped))
             labels.append(0)
+            kinds.append("stripped_page")
         if n % 3 == 0:
             other = claims[rng.randrange(len(claims))]
             if other.evidence != claim.evidence:
                 items.append((query, list(other.evidence)))
                 labels.append(0)
-    return items, labels
+                kinds.append("other_page")
+    return items, labels, kinds
 
 
 def _scifact_items(data_dir: Path, holdout: float = 0.0) -> tuple[list, list[int]]:
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
     items, labels = [], []
     for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
-        if holdout and not held_out(scifact_key(claim.id), holdout):
+        if not fits_combiner(scifact_key(claim.id), holdout):
             continue
         for doc_id in claim.cited_doc_ids:
             if doc_id not in corpus:
@@ -127,7 +130,7 @@ def fit_combiner(verifier: Verifier, data_dir: str | Path, seed: int = 13, cache
 
     data_dir = Path(data_dir)
     rng = random.Random(seed)
-    wice_items, wice_labels = _wice_items(data_dir, rng, holdout)
+    wice_items, wice_labels, _ = _wice_items(data_dir, rng, holdout)
     sci_items, sci_labels = _scifact_items(data_dir, holdout)
     items = wice_items + sci_items
     x = level_signals(verifier, items, cache).features if cache else signal_matrix(verifier, items)
@@ -172,7 +175,7 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False, hol
     for n, rec in enumerate(records):
         meta = rec.get("meta", {})
         group = str(meta.get("id", n)).split("-")[0]
-        if holdout and not held_out(wice_key(group), holdout):
+        if not fits_combiner(wice_key(group), holdout):
             continue
         title, section = meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip(".")
         context = meta.get("claim_context", "") or ""
@@ -256,7 +259,7 @@ def _scifact_level_items(data_dir: Path, holdout: float = 0.0) -> list[LevelItem
     corpus = load_scifact_corpus(data_dir / SCIFACT_CORPUS)
     items = []
     for claim in load_scifact_claims(data_dir / SCIFACT_TRAIN):
-        if holdout and not held_out(scifact_key(claim.id), holdout):
+        if not fits_combiner(scifact_key(claim.id), holdout):
             continue
         for doc_id in claim.cited_doc_ids:
             if doc_id in corpus:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["held_out", "scifact_key", "wice_key"]
+__all__ = ["fits_combiner", "held_out", "scifact_key", "wice_key"]
 
 
 def wice_key(claim_id: str) -> str:
@@ -31,3 +31,9 @@ def held_out(key: str, share: float) -> bool:
         return False
     digest = hashlib.sha256(key.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+def fits_combiner(key: str, share: float) -> bool:
+    """Whether the combiner is fitted on the claim with ``key``: the held-out ones when a share
+    is held out, every claim when none is (the combiner then sees what the cross-encoder saw)."""
+    return share <= 0 or held_out(key, share)
