@@ -487,9 +487,25 @@ def _sentences(source: Source) -> list[str]:
     return sentences or [line for line in (source.text or "").splitlines() if line.strip()]
 
 
+class _Sentences:
+    """A page's sentences, each with its :func:`_normalize` form made once, when a wall first
+    asks (every wall looks for its phrases in every sentence of a long page: normalising them
+    once per wall was a tenth of a short page's preparation)."""
+
+    def __init__(self, sentences: list[str]) -> None:
+        self._sentences = sentences
+        self._normalized: list[tuple[str, str]] | None = None
+
+    def normalized(self) -> list[tuple[str, str]]:
+        """Each sentence and its normalised form."""
+        if self._normalized is None:
+            self._normalized = [(s, _normalize(s)) for s in self._sentences]
+        return self._normalized
+
+
 def _wall(rule: WallRule, phrases: re.Pattern[str], titles: tuple[re.Pattern[str], ...], text: str,
           title_texts: list[str], words: int, signals: PageSignals | None,
-          sentences: list[str]) -> Assessment | None:
+          sentences: _Sentences) -> Assessment | None:
     """This wall's assessment of the page, or None (see :class:`WallRule` for the conditions)."""
     if words < rule.max_words:
         for title in title_texts:
@@ -508,7 +524,7 @@ def _wall(rule: WallRule, phrases: re.Pattern[str], titles: tuple[re.Pattern[str
                 if phrases.fullmatch(phrase):
                     return _found(rule.state, f'"{phrase}" on the page')
     if rule.max_words <= words < SHARE_MAX_WORDS:
-        hits = [(m.group(0), word_count(s)) for s in sentences if (m := phrases.search(_normalize(s)))]
+        hits = [(m.group(0), word_count(s)) for s, normal in sentences.normalized() if (m := phrases.search(normal))]
         share = sum(n for _phrase, n in hits) / words
         if hits and share >= WALL_SHARE:
             return _found(rule.state, f'{share:.0%} of the text is notices like "{hits[0][0]}"')
@@ -619,7 +635,7 @@ def assess_source(source: Source, html: str | bytes | None = None) -> Assessment
     text = _normalize((source.text or "")[:SHARE_MAX_WORDS * 20])
     words = word_count(source.text or "")
     titles = [t for t in dict.fromkeys(_normalize(x) for x in (signals.title if signals else "", source.title)) if t]
-    sentences = _sentences(source) if words < SHARE_MAX_WORDS else []
+    sentences = _Sentences(_sentences(source) if words < SHARE_MAX_WORDS else [])
     for rule, phrases, title_patterns in _wall_patterns():
         found = _wall(rule, phrases, title_patterns, text, titles, words, signals, sentences)
         if found is not None:
