@@ -36,7 +36,7 @@ import numpy as np
 from side.config import load_config
 from side.data import load_scifact_claims, load_wice
 from side.evaluation.verify import auroc
-from side.training.chunked import GROUP_BASE, scifact_chunks, wice_chunks
+from side.training.chunked import GROUP_BASE, SCIFACT_GROUP_BASE, scifact_chunks, wice_chunks
 from side.training.holdout import held_out, scifact_key, wice_key
 from side.training.trainset import SCIFACT_TRAIN, WICE_TRAIN, Example
 from side.verify.crossencoder import SUPPORTS, Pair
@@ -48,7 +48,7 @@ def held_out_pairs(data: Path, words: int, share: float) -> tuple[list[Example],
     claims = load_wice(data / WICE_TRAIN)
     wice = [ex for ex in wice_chunks(data, words) if held_out(wice_key(claims[ex.group - GROUP_BASE].id), share)]
     kept = {c.id for c in load_scifact_claims(data / SCIFACT_TRAIN) if held_out(scifact_key(c.id), share)}
-    scifact = [ex for ex in scifact_chunks(data, words) if ex.group - GROUP_BASE - 10_000_000 in kept]
+    scifact = [ex for ex in scifact_chunks(data, words) if ex.group - SCIFACT_GROUP_BASE in kept]
     return wice, scifact
 
 

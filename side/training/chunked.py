@@ -70,8 +70,11 @@ CHUNK_CAPS: dict[str, int | None] = {
 }
 #: Copies of the WiCE chunks (the only Wikipedia-citation pairs: 374 sub-claims).
 WICE_REPEAT = 2
-#: Group ids of the chunk pairs (above the contrastive sets' range).
+#: Group ids of the chunk pairs (above the contrastive sets' range): a WiCE claim's is this plus
+#: its index in WiCE train ...
 GROUP_BASE = 300_000_000
+#: ... a SciFact claim's this plus its id.
+SCIFACT_GROUP_BASE = GROUP_BASE + 10_000_000
 
 
 def _span_of(sentences: list[str], core: list[int], words: int) -> tuple[int, int] | None:
@@ -139,7 +142,7 @@ def scifact_chunks(data_dir: Path, words: int = CHUNK_WORDS, holdout: float = 0.
     for claim in claims:
         if held_out(scifact_key(claim.id), holdout):
             continue
-        group = GROUP_BASE + 10_000_000 + claim.id
+        group = SCIFACT_GROUP_BASE + claim.id
         for doc_id in others[claim.id]:
             sentences = list(corpus[doc_id].sentences)
             for i in _hard_negatives(claim.claim, sentences, set(), 1):
