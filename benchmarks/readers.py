@@ -7,13 +7,14 @@ the text (trafilatura), split it into sentences, score whether it can be checked
 on pages already on disk (no network), for:
 
 - **today's path**: the date also searched for in the page text (htmldate with dateparser),
-  trafilatura's whole metadata search (author, site name, categories, tags, licence too) and
-  every page's elements walked for its size, pysbd itself run on every paragraph, Python's
-  default cache of 512 compiled regular expressions, and the language identifier run on every
-  page, as before the cheaper text path;
+  trafilatura's whole metadata search (author, site name, categories, tags, licence too) and its
+  own boilerplate expressions, every page's elements walked for its size, pysbd itself run on
+  every paragraph, Python's default cache of 512 compiled regular expressions, and the language
+  identifier run on every page, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
-  (:func:`side.sources.fetch.extract_html`), a page's elements walked only when its markup could
-  be too large, pysbd only where a paragraph may hold more than one sentence
+  (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
+  (:mod:`side.sources.discard`), a page's elements walked only when its markup could be too
+  large, pysbd only where a paragraph may hold more than one sentence
   (:func:`side.text.is_one_sentence`) and its abbreviations looked for only where a period
   follows one, and a cache of :data:`side.text.RE_CACHE_SIZE` patterns, so pysbd stops
   recompiling its own, and the language identifier asked only about pages with few English
@@ -88,18 +89,21 @@ def pysbd_sentences(text: str, limit: int) -> tuple[str, ...]:
 
 def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     """Today's extraction: every element walked for the page's size, trafilatura's whole metadata
-    search with the date also searched for in the text (``extract_html`` before)."""
+    search with the date also searched for in the text, trafilatura's own discard expressions
+    (``extract_html`` before)."""
     import trafilatura
     from trafilatura.settings import set_date_params
     from trafilatura.utils import load_html
 
+    from side.sources.discard import library_rules
     from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _limit_tree
 
     tree = load_html(data)
     _limit_tree(tree, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
-    doc = trafilatura.bare_extraction(tree, url=url, favor_precision=True, include_comments=False,
-                                      include_tables=True, with_metadata=True,
-                                      date_extraction_params=set_date_params(True))
+    with library_rules():
+        doc = trafilatura.bare_extraction(tree, url=url, favor_precision=True, include_comments=False,
+                                          include_tables=True, with_metadata=True,
+                                          date_extraction_params=set_date_params(True))
     return (doc.text or "", doc.title or "", doc.date or "") if doc is not None else ("", "", "")
 
 
@@ -141,6 +145,7 @@ def timed(fn: Callable[[], list[Prepared]]) -> tuple[float, list[Prepared]]:
 
 def main() -> None:
     from side.config import load_config
+    from side.sources.states import detect_language
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100, help="pages of each set (default 100)")
@@ -149,6 +154,9 @@ def main() -> None:
     args = parser.parse_args()
     data_dir = load_config().data_dir
     sets = {"WiCE dev pages": wice_pages(data_dir, args.pages), "real article pages": real_pages(data_dir, args.pages)}
+    # the language identifier's model is read once per process (half a second): a reader has it
+    # loaded; here it would count against whichever path first meets a page with few English words
+    detect_language("warm up")
     for name, pages in sets.items():
         prepare(pages[:3], True)  # imports and models of the parsers loaded before the clock
         prepare(pages[:3], False)

@@ -1,0 +1,141 @@
+"""trafilatura's boilerplate discard rules in Python select what trafilatura's own expressions select."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from lxml import html as lxml_html
+
+from side.sources import discard
+from side.sources.fetch import extract_html
+
+from conftest import need_data
+
+
+@pytest.fixture(scope="module")
+def rules():
+    """(Python rules, trafilatura's own expressions), in the order trafilatura applies them."""
+    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+
+    assert discard.install(), "this trafilatura's discard expressions are not the ones Side knows"
+    python = list(OVERALL_DISCARD_XPATH)
+    with discard.library_rules():
+        library = list(OVERALL_DISCARD_XPATH)
+    assert all(type(rule).__module__ == discard.__name__ for rule in python)
+    assert not any(type(expression).__module__ == discard.__name__ for expression in library)
+    return python, library
+
+
+#: Elements where XPath's reading of attributes matters: which of id/class comes first, absent
+#: attributes, tags the first expression leaves alone, comments (not elements), prefixed names.
+PAGE = """<html><head><title>t</title></head><body>
+<div class="article"><p>Text of the article. It is long enough to keep.</p>
+<div class="cookie" id="main">class first: the class is read for the cookie test</div>
+<div id="main" class="cookie">id first: the id is read for the cookie test</div>
+<div id="cookie-notice" class="x">cookie in the id</div>
+<div class="x" id="cookie-notice">cookie in the id, class first</div>
+<section class="cookie">cookie in the class</section>
+<span role="NAVIGATION">role with a capital N</span>
+<p data-lp-replacement-content="">an empty attribute is still there</p>
+<p data-component="MostPopularStories">most popular</p>
+<a class="share-bar">a link: not a block the first expression looks at</a>
+<ul class="menu"><li>a list is not one either</li></ul>
+<item class="related">trafilatura's own item tag</item>
+<o:p class="navbar">a prefixed name</o:p>
+<div id="reply-to" class="x">starts with reply-</div>
+<div class="x" id="reply-to">reply- in the id, class first</div>
+<div class="reply-to" id="x">reply- in the class</div>
+<div style="color: red; display:none">display none</div>
+<b style="display: none">display none with a space</b>
+<i id="hidden-part" style="x">hidden in the id</i>
+<i style="visibility: hidden" id="x">hidden in the style, style first</i>
+<i id="x" style="visibility: hidden">hidden in the style, id first</i>
+<h2 class="comments-title">Comments</h2>
+<h2 class="comments-title big">Comments with another class</h2>
+<div id="reader-comments">reader comments</div>
+<div class="noprint">no print</div>
+<em aria-hidden="true">hidden to readers</em>
+<em aria-hidden="false">not hidden</em>
+<!-- a comment class="share" -->
+<div><div class="sidebar"><p class="byline">nested matches</p></div></div>
+<table class="widget"><tr><td>a table</td></tr></table>
+</div></body></html>"""
+
+
+def test_the_rules_select_what_trafilaturas_expressions_select(rules):
+    python, library = rules
+    tree = lxml_html.fromstring(PAGE)
+    for rule, expression in zip(python, library, strict=True):
+        selected = rule(tree)
+        assert selected == expression(tree)
+        assert selected  # the page exercises both expressions
+    first, second = (rule(tree) for rule in python)
+    assert {element.text for element in first} >= {"cookie in the id", "most popular",
+                                                    "class first: the class is read for the cookie test"}
+    assert not {"id first: the id is read for the cookie test", "a prefixed name"} & {element.text for element in first}
+    assert {element.text for element in second} >= {"hidden in the style, style first", "display none with a space"}
+    assert "hidden in the style, id first" not in {element.text for element in second}
+
+
+def test_a_subtree_is_asked_about_its_descendants_only(rules):
+    python, library = rules
+    tree = lxml_html.fromstring(PAGE)
+    block = tree.find(".//div[@class='sidebar']")
+    for rule, expression in zip(python, library, strict=True):
+        assert rule(block) == expression(block)
+        assert block not in rule(block)
+
+
+def test_library_rules_puts_the_python_rules_back(rules):
+    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+
+    python, library = rules
+    with discard.library_rules():
+        assert list(OVERALL_DISCARD_XPATH) == library
+    assert list(OVERALL_DISCARD_XPATH) == python
+    assert discard.installed() and discard.install()
+
+
+def test_unknown_expressions_are_left_alone():
+    from lxml.etree import XPath
+
+    changed = [XPath(".//*[self::div][re:test(@id, 'x')]", namespaces={"re": "http://exslt.org/regular-expressions"}),
+               XPath(".//*[@class='comments-title']")]
+    assert discard._rules(changed) is None
+
+
+def test_real_pages_extract_the_same_text_title_and_date(rules):
+    """Every page of the extraction benchmark and of trafilatura's tests, and every tree the rules
+    see while they are extracted: the same elements, the same text, title and date."""
+    import trafilatura.external
+    import trafilatura.htmlprocessing
+    import trafilatura.main_extractor
+    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+
+    python, library = rules
+    folder = need_data("fixtures/web_html")
+    pages = [gzip.decompress(path.read_bytes())
+             for path in sorted((folder / "article_extraction_benchmark" / "html").glob("*.html.gz"))]
+    pages += [path.read_bytes() for path in sorted((folder / "trafilatura_tests_cache").glob("*.html"))]
+    assert len(pages) > 250
+    prune = trafilatura.htmlprocessing.prune_unwanted_nodes
+    differ, compared = [], 0
+
+    def comparing_prune(tree, nodelist, with_backup=False):
+        nonlocal compared
+        if nodelist is OVERALL_DISCARD_XPATH:
+            for rule, expression in zip(python, library, strict=True):
+                compared += 1
+                if rule(tree) != expression(tree):
+                    differ.append(rule.path)
+        return prune(tree, nodelist, with_backup)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trafilatura.external, "prune_unwanted_nodes", comparing_prune)
+        patch.setattr(trafilatura.main_extractor, "prune_unwanted_nodes", comparing_prune)
+        ours = [extract_html(page, url="http://127.0.0.1/page") for page in pages]
+    with discard.library_rules():
+        theirs = [extract_html(page, url="http://127.0.0.1/page") for page in pages]
+    assert compared >= 4 * len(pages) and not differ
+    assert ours == theirs
