@@ -29,7 +29,7 @@ Pages: WiCE dev claims with their cited page's sentences as HTML (as ``benchmark
 serves them), and the real article pages of the extraction benchmark (claim: the page's first
 sentence).
 
-    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile]
+    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile] [--discard]
 """
 
 from __future__ import annotations
@@ -137,6 +137,17 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
     return out
 
 
+def prepare_path(pages: list[Page], path: str) -> list[Prepared]:
+    """``prepare`` on one path: "today", "cheaper", or "xpath" (the cheaper path with
+    trafilatura's own discard expressions: what :mod:`side.sources.discard` alone brings)."""
+    from side.sources.discard import library_rules
+
+    if path == "xpath":
+        with library_rules():
+            return prepare(pages, True)
+    return prepare(pages, path == "cheaper")
+
+
 def timed(fn: Callable[[], list[Prepared]]) -> tuple[float, list[Prepared]]:
     started = time.process_time()
     result = fn()
@@ -151,6 +162,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100, help="pages of each set (default 100)")
     parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each path (default 2)")
     parser.add_argument("--profile", action="store_true", help="print the cProfile of one run of each path")
+    parser.add_argument("--discard", action="store_true",
+                        help="also time the cheaper path with trafilatura's own discard expressions (path 'xpath')")
     args = parser.parse_args()
     data_dir = load_config().data_dir
     sets = {"WiCE dev pages": wice_pages(data_dir, args.pages), "real article pages": real_pages(data_dir, args.pages)}
@@ -160,13 +173,14 @@ def main() -> None:
     for name, pages in sets.items():
         prepare(pages[:3], True)  # imports and models of the parsers loaded before the clock
         prepare(pages[:3], False)
-        seconds = {"today": 0.0, "cheaper": 0.0}
+        seconds = dict.fromkeys(["today", "cheaper"] + (["xpath"] if args.discard else []), 0.0)
         sentences: dict[str, list[Prepared]] = {}
         for _ in range(args.repeat):
             for path in seconds:
-                spent, sentences[path] = timed(lambda pages=pages, path=path: prepare(pages, path == "cheaper"))
+                spent, sentences[path] = timed(lambda pages=pages, path=path: prepare_path(pages, path))
                 seconds[path] += spent
-        same = sum(a == b for a, b in zip(sentences["today"], sentences["cheaper"], strict=True))
+        same = sum(all(a == prepared[n] for prepared in sentences.values())
+                   for n, a in enumerate(sentences["today"]))
         rate = {path: len(pages) * args.repeat / spent for path, spent in seconds.items()}
         print(f"{name}: {len(pages)} pages x {args.repeat} runs; same sentences and title on {same}/{len(pages)} "
               "pages")
@@ -176,7 +190,7 @@ def main() -> None:
         if args.profile:
             for path in seconds:
                 profile = cProfile.Profile()
-                profile.runcall(prepare, pages, path == "cheaper")
+                profile.runcall(prepare_path, pages, path)
                 print(f"--- {name}, {path}")
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(15)
 
