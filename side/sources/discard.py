@@ -1,24 +1,27 @@
-"""trafilatura's boilerplate discard rules, evaluated in Python: the same elements, in a third of the time.
+"""trafilatura's boilerplate rules, evaluated in Python: the same elements, in less than half the time.
 
-trafilatura removes navigation, sharing bars, cookie banners and hidden blocks from a page with
-the two expressions of its ``OVERALL_DISCARD_XPATH``, twice per page: on the tree its own
-extractor reads and on the raw tree it hands to readability. Each expression tests every
-element's ``id``, ``class`` and ``style`` with EXSLT regular expressions (``re:test``), which
-lxml runs by calling back from libxml2 into Python's ``re`` for each element, several times per
-element: a third of trafilatura's time on real article pages.
+trafilatura removes navigation, sharing bars, cookie banners, hidden blocks, comment sections
+and appended articles from a page with XPath expressions: the two of its
+``OVERALL_DISCARD_XPATH``, twice per page (on the tree its own extractor reads and on the raw
+tree it hands to readability), and ``RAW_TREE_PRUNE_XPATH``, ``REMOVE_COMMENTS_AND_LISTS_XPATH``
+and ``REMOVE_COMMENTS_XPATH`` once. They test elements' ``id``, ``class`` and ``style`` with
+EXSLT regular expressions (``re:test``), which lxml runs by calling back from libxml2 into
+Python's ``re`` for each element and each test: over a third of trafilatura's time on real
+article pages.
 
-:func:`install` puts two callables in the places of those expressions that return the same
-elements in the same order, reading the attributes once per element and running the same
-patterns with ``re`` directly. What XPath means there, kept here:
+:func:`install` puts callables in the places of those expressions that return the same elements
+in the same order, reading the attributes once per element and running the same patterns with
+``re`` directly. What XPath means there, kept here:
 
 - ``re:test(@id|@class, p)`` and ``starts-with(@id|@class, p)`` read the first of the two
   attributes in the element's own attribute order (a node-set's string is its first node's);
 - an attribute that is absent reads as the empty string;
-- ``.//*`` is every element below the one asked about, not comments or processing instructions.
+- ``.//*`` is every element below the one asked about, not comments or processing instructions;
+  ``.//h1`` the same for ``h1`` elements.
 
-The token lists are read from trafilatura's own expressions, and the callables are installed
-only when rebuilding the expression from the template below with those tokens gives back
-trafilatura's text exactly; any other trafilatura version keeps its own expressions.
+The patterns are read from trafilatura's own expressions, and each callable is installed only
+when rebuilding its expression from the template below with those patterns gives back
+trafilatura's text exactly; an expression of any other trafilatura version stays as it is.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,7 +37,7 @@ __all__ = ["install", "installed", "library_rules"]
 
 log = logging.getLogger(__name__)
 
-#: trafilatura 2.3's first discard expression, its three token lists left as ``{}``.
+#: trafilatura 2.3's ``OVERALL_DISCARD_XPATH[0]``, its three patterns left as ``{}`` (as in the others).
 _TEMPLATE_0 = """
         .//*[self::div or self::item or self::list or self::p or self::section or self::span][
         @data-lp-replacement-content or
@@ -45,7 +48,7 @@ _TEMPLATE_0 = """
         re:test(@class, '{}')]
         """
 
-#: trafilatura 2.3's second discard expression, its two token lists left as ``{}``.
+#: trafilatura 2.3's ``OVERALL_DISCARD_XPATH[1]``.
 _TEMPLATE_1 = """
         .//*[@class='comments-title' or
         starts-with(@id|@class, 'reply-') or
@@ -55,10 +58,35 @@ _TEMPLATE_1 = """
         re:test(@class, '{}') or @aria-hidden='true']
         """
 
+#: trafilatura 2.3's ``RAW_TREE_PRUNE_XPATH[0]``: infinite-scroll containers of appended articles.
+_TEMPLATE_SCROLL = """
+        .//*[self::div or self::section or self::aside][
+        re:test(@id, '{}') or
+        re:test(@class, '{}')][
+        not(.//h1) or re:test(@id, '{}') or re:test(@class, '{}')]
+        """
+
+#: trafilatura 2.3's ``REMOVE_COMMENTS_AND_LISTS_XPATH[0]``: comment sections, comment lists.
+_TEMPLATE_COMMENT_LISTS = """
+        .//*[self::div or self::list or self::section or self::details or self::ol or self::ul][
+        re:test(@id, '{}') or
+        re:test(@class, '{}')][
+        not(self::ol or self::ul) or re:test(@id, '{}') or re:test(@class, '{}')]
+        """
+
+#: trafilatura 2.3's ``REMOVE_COMMENTS_XPATH[0]``: comment sections.
+_TEMPLATE_COMMENTS = """
+        .//*[self::div or self::list or self::section or self::details][
+        re:test(@id, '{}') or
+        re:test(@class, '{}')]
+        """
+
 _BLOCK_TAGS = frozenset({"div", "item", "list", "p", "section", "span"})
 
 _lock = threading.Lock()
-_originals: list[Any] = []
+#: (list name, place) -> trafilatura's own expression there, once installed.
+_originals: dict[tuple[str, int], Any] = {}
+_tried = False
 
 
 def _first(attributes: list[tuple[str, str]], one: str, other: str) -> str:
@@ -71,7 +99,10 @@ def _first(attributes: list[tuple[str, str]], one: str, other: str) -> str:
 
 
 class _Rule:
-    """One discard expression as a callable: ``rule(tree)`` gives the elements ``xpath(tree)`` gives."""
+    """One expression as a callable: ``rule(tree)`` gives the elements ``xpath(tree)`` gives."""
+
+    #: The only tags the expression can select, walked by lxml itself; () for any tag.
+    tags: tuple[str, ...] = ()
 
     def __init__(self, path: str, patterns: list[str]) -> None:
         self.path = path  # the expression it stands for, as an XPath object carries it
@@ -86,30 +117,37 @@ class _Rule:
         return self.patterns[index].search(value) is not None
 
     def __call__(self, tree: Any) -> list[Any]:
-        # most elements carry no attributes: whether such an element matches is the same for all
-        bare = self.matches(None, [])
-        found = []
-        for element in tree.iterdescendants():
-            tag = element.tag
-            if not isinstance(tag, str):  # comments and processing instructions: not in .//*
-                continue
-            attributes = element.items()
-            if self.matches(tag, attributes) if attributes else bare and self.matches(tag, []):
-                found.append(element)
-        return found
+        elements = tree.iter(*self.tags) if self.tags else tree.iterdescendants()
+        # .//*: elements below the tree, not comments or processing instructions
+        return [element for element in elements
+                if element is not tree and isinstance(element.tag, str) and self.matches(element)]
 
-    def matches(self, tag: str | None, attributes: list[tuple[str, str]]) -> bool:
-        """Whether an element named ``tag`` (None: any name the expression accepts) with
-        ``attributes`` is selected."""
+    def matches(self, element: Any) -> bool:
         raise NotImplementedError
 
 
-class _Blocks(_Rule):
-    """The first expression: blocks named like navigation, sharing, banners or cookie notices."""
+class _ByAttributes(_Rule):
+    """An expression on attributes only: each element's attributes read once, and the answer
+    for an element without any worked out once."""
 
-    def matches(self, tag: str | None, attributes: list[tuple[str, str]]) -> bool:
-        if tag is not None and tag not in _BLOCK_TAGS:
-            return False
+    def __init__(self, path: str, patterns: list[str]) -> None:
+        super().__init__(path, patterns)
+        self.bare = self.selects([])
+
+    def matches(self, element: Any) -> bool:
+        attributes = element.items()
+        return self.selects(attributes) if attributes else self.bare
+
+    def selects(self, attributes: list[tuple[str, str]]) -> bool:
+        raise NotImplementedError
+
+
+class _Blocks(_ByAttributes):
+    """``OVERALL_DISCARD_XPATH[0]``: blocks named like navigation, sharing, banners or cookie notices."""
+
+    tags = tuple(sorted(_BLOCK_TAGS))
+
+    def selects(self, attributes: list[tuple[str, str]]) -> bool:
         get = dict(attributes).get
         return (
             get("data-lp-replacement-content") is not None
@@ -121,10 +159,10 @@ class _Blocks(_Rule):
         )
 
 
-class _Hidden(_Rule):
-    """The second expression: hidden elements and comment headings, of any tag."""
+class _Hidden(_ByAttributes):
+    """``OVERALL_DISCARD_XPATH[1]``: hidden elements and comment headings, of any tag."""
 
-    def matches(self, tag: str | None, attributes: list[tuple[str, str]]) -> bool:
+    def selects(self, attributes: list[tuple[str, str]]) -> bool:
         get = dict(attributes).get
         style = get("style") or ""
         return (
@@ -138,8 +176,53 @@ class _Hidden(_Rule):
         )
 
 
+class _Comments(_Rule):
+    """``REMOVE_COMMENTS_XPATH[0]``: comment sections, by id or class."""
+
+    tags = ("div", "list", "section", "details")
+
+    def matches(self, element: Any) -> bool:
+        return self.test(0, element.get("id")) or self.test(1, element.get("class"))
+
+
+class _CommentLists(_Rule):
+    """``REMOVE_COMMENTS_AND_LISTS_XPATH[0]``: comment sections, and lists of comments when the
+    list's own id or class says so."""
+
+    tags = ("div", "list", "section", "details", "ol", "ul")
+
+    def matches(self, element: Any) -> bool:
+        ident, name = element.get("id"), element.get("class")
+        return (self.test(0, ident) or self.test(1, name)) and (
+            element.tag not in ("ol", "ul") or self.test(2, ident) or self.test(3, name))
+
+
+class _Scroll(_Rule):
+    """``RAW_TREE_PRUNE_XPATH[0]``: infinite-scroll containers, unless they hold the page's
+    ``h1`` (the article itself) and are not named as appended articles."""
+
+    tags = ("div", "section", "aside")
+
+    def matches(self, element: Any) -> bool:
+        ident, name = element.get("id"), element.get("class")
+        return (self.test(0, ident) or self.test(1, name)) and (
+            element.find(".//h1") is None
+            or self.test(2, ident) or self.test(3, name))
+
+
+#: Where each rule goes: the list of ``trafilatura.xpaths`` and the place in it, the template
+#: the expression there must fill exactly, and the rule.
+_PLACES: tuple[tuple[str, int, str, type[_Rule]], ...] = (
+    ("OVERALL_DISCARD_XPATH", 0, _TEMPLATE_0, _Blocks),
+    ("OVERALL_DISCARD_XPATH", 1, _TEMPLATE_1, _Hidden),
+    ("RAW_TREE_PRUNE_XPATH", 0, _TEMPLATE_SCROLL, _Scroll),
+    ("REMOVE_COMMENTS_AND_LISTS_XPATH", 0, _TEMPLATE_COMMENT_LISTS, _CommentLists),
+    ("REMOVE_COMMENTS_XPATH", 0, _TEMPLATE_COMMENTS, _Comments),
+)
+
+
 def _tokens(template: str, path: str) -> list[str] | None:
-    """The token lists of ``path`` if it is ``template`` with them filled in, else None."""
+    """The patterns of ``path`` if it is ``template`` with them filled in, else None."""
     pieces = template.split("{}")
     pattern = "(.*?)".join(re.escape(piece) for piece in pieces)
     found = re.fullmatch(pattern, path, flags=re.DOTALL)
@@ -149,52 +232,54 @@ def _tokens(template: str, path: str) -> list[str] | None:
     return tokens if template.format(*tokens) == path else None
 
 
-def _rules(expressions: list[Any]) -> list[Callable[[Any], list[Any]]] | None:
-    """The two Python rules for trafilatura's two expressions, or None if they are not the known ones."""
-    if len(expressions) != 2:
-        return None
-    first = _tokens(_TEMPLATE_0, getattr(expressions[0], "path", ""))
-    second = _tokens(_TEMPLATE_1, getattr(expressions[1], "path", ""))
-    if first is None or second is None:
-        return None
-    # re:test(@id|@class, 'cookie') is the first list: a plain pattern like the others
-    return [_Blocks(expressions[0].path, first), _Hidden(expressions[1].path, second)]
+def _rule(template: str, rule: type[_Rule], expression: Any) -> _Rule | None:
+    """The Python rule for ``expression`` if it is ``template`` filled in, else None."""
+    path = getattr(expression, "path", "")
+    patterns = _tokens(template, path)
+    return None if patterns is None else rule(path, patterns)
 
 
 def install() -> bool:
     """Put the Python rules in the places of trafilatura's expressions (once; every caller of
-    trafilatura in this process gets them). Says whether they are in place."""
-    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+    trafilatura in this process gets them). Says whether all of them are in place; an
+    expression that is not the known one keeps its place."""
+    from trafilatura import xpaths
 
+    global _tried
     with _lock:
-        if _originals:
-            return True
-        rules = _rules(list(OVERALL_DISCARD_XPATH))
-        if rules is None:
-            log.info("this trafilatura's discard expressions are not the known ones; they stay as they are")
-            return False
-        _originals.extend(OVERALL_DISCARD_XPATH)
-        OVERALL_DISCARD_XPATH[:] = rules  # type: ignore[assignment]  # the list every trafilatura module imported
-        return True
+        if not _tried:
+            _tried = True
+            for name, index, template, kind in _PLACES:
+                expressions = getattr(xpaths, name, None)
+                expression = expressions[index] if isinstance(expressions, list) and len(expressions) > index else None
+                rule = _rule(template, kind, expression)
+                if expressions is None or rule is None:
+                    log.info("trafilatura's %s[%d] is not the known expression; it stays as it is", name, index)
+                    continue
+                _originals[(name, index)] = expression
+                expressions[index] = rule  # the list object every trafilatura module imported
+        return len(_originals) == len(_PLACES)
 
 
 def installed() -> bool:
-    """Whether the Python rules are in trafilatura's place."""
-    return bool(_originals)
+    """Whether every Python rule is in trafilatura's place."""
+    return len(_originals) == len(_PLACES)
 
 
 @contextmanager
 def library_rules() -> Iterator[None]:
     """trafilatura's own expressions for the duration (to time or compare against them);
     the Python rules, if they were installed, come back afterwards. Not for concurrent use."""
-    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+    from trafilatura import xpaths
 
     with _lock:
-        saved = list(OVERALL_DISCARD_XPATH)
-        if _originals:
-            OVERALL_DISCARD_XPATH[:] = _originals
+        rules = {}
+        for (name, index), expression in _originals.items():
+            rules[(name, index)] = getattr(xpaths, name)[index]
+            getattr(xpaths, name)[index] = expression
     try:
         yield
     finally:
         with _lock:
-            OVERALL_DISCARD_XPATH[:] = saved
+            for (name, index), rule in rules.items():
+                getattr(xpaths, name)[index] = rule
