@@ -81,8 +81,6 @@ _TEMPLATE_COMMENTS = """
         re:test(@class, '{}')]
         """
 
-_BLOCK_TAGS = frozenset({"div", "item", "list", "p", "section", "span"})
-
 _lock = threading.Lock()
 #: (list name, place) -> trafilatura's own expression there, once installed.
 _originals: dict[tuple[str, int], Any] = {}
@@ -145,7 +143,7 @@ class _ByAttributes(_Rule):
 class _Blocks(_ByAttributes):
     """``OVERALL_DISCARD_XPATH[0]``: blocks named like navigation, sharing, banners or cookie notices."""
 
-    tags = tuple(sorted(_BLOCK_TAGS))
+    tags = ("div", "item", "list", "p", "section", "span")
 
     def selects(self, attributes: list[tuple[str, str]]) -> bool:
         get = dict(attributes).get
@@ -226,10 +224,10 @@ def _tokens(template: str, path: str) -> list[str] | None:
     pieces = template.split("{}")
     pattern = "(.*?)".join(re.escape(piece) for piece in pieces)
     found = re.fullmatch(pattern, path, flags=re.DOTALL)
+    # a pattern holds no quote: each stays inside its own quoted place in the expression
     if found is None or any("'" in token for token in found.groups()):
         return None
-    tokens = list(found.groups())
-    return tokens if template.format(*tokens) == path else None
+    return list(found.groups())
 
 
 def _rule(template: str, rule: type[_Rule], expression: Any) -> _Rule | None:
@@ -246,19 +244,21 @@ def install() -> bool:
     from trafilatura import xpaths
 
     global _tried
+    if _tried:  # every page's extraction asks: no lock once it has been done
+        return installed()
     with _lock:
         if not _tried:
             _tried = True
             for name, index, template, kind in _PLACES:
-                expressions = getattr(xpaths, name, None)
+                expressions = getattr(xpaths, name, [])
                 expression = expressions[index] if isinstance(expressions, list) and len(expressions) > index else None
                 rule = _rule(template, kind, expression)
-                if expressions is None or rule is None:
+                if rule is None:
                     log.info("trafilatura's %s[%d] is not the known expression; it stays as it is", name, index)
                     continue
                 _originals[(name, index)] = expression
                 expressions[index] = rule  # the list object every trafilatura module imported
-        return len(_originals) == len(_PLACES)
+    return installed()
 
 
 def installed() -> bool:
