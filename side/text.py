@@ -107,24 +107,30 @@ def _english_class():
     whitespace (or the line's start), the abbreviation as the place found it (the same
     characters, matched case-insensitively by pysbd's own unescaped pattern), then ``.``. So
     where ``(?:^|\s)(?:abbreviation)\.`` matches nowhere in the line (case-insensitively, as
-    pysbd matches), none of them replaces anything, and skipping them changes nothing.
+    pysbd matches), none of them replaces anything, and skipping them changes nothing. For an
+    abbreviation of plain letters the words before the line's periods answer that without a
+    search (:func:`_words_before_periods`).
     """
     from pysbd.lang.english import English
 
     #: Each abbreviation as pysbd strips it, its word (pysbd's unescaped pattern) followed by a
     #: period, and pysbd's own pattern for its word: compiled once, not looked up per line.
     names = [abbr.strip() for abbr in English.Abbreviation.ABBREVIATIONS]
-    abbreviations = [(abbr, re.compile(rf"(?:^|\s)(?:{abbr})\.", re.IGNORECASE),
+    abbreviations = [(abbr, _is_plain(abbr), re.compile(rf"(?:^|\s)(?:{abbr})\.", re.IGNORECASE),
                       re.compile(rf"(?:^|\s|\r|\n){abbr}", re.IGNORECASE)) for abbr in names]
 
     class AbbreviationReplacer(English.AbbreviationReplacer):
         def search_for_abbreviations_in_string(self, text):
             lowered = text.lower()
-            for stripped, with_period, word in abbreviations:
+            before_period, odd = _words_before_periods(text)
+            for stripped, plain, with_period, word in abbreviations:
                 if stripped not in lowered:
                     continue
-                if with_period.search(text) is None:
-                    continue  # no period after it: pysbd's substitutions below would replace nothing
+                if plain and not odd:
+                    if stripped not in before_period:
+                        continue  # no period after it: pysbd's substitutions below would replace nothing
+                elif with_period.search(text) is None:
+                    continue
                 found = word.findall(text)
                 if not found:
                     continue
@@ -138,6 +144,31 @@ def _english_class():
 
     Language.AbbreviationReplacer = AbbreviationReplacer
     return Language
+
+
+#: A word (no whitespace, no period) at the text's start or after whitespace, then a period.
+_WORD_BEFORE_PERIOD = re.compile(r"(?<!\S)([^\s.]+)\.")
+
+
+def _is_plain(abbreviation: str) -> bool:
+    """Lower-case ASCII letters only: a pattern that matches just those letters, in either case."""
+    return abbreviation.isascii() and abbreviation.isalpha() and abbreviation.islower()
+
+
+def _words_before_periods(text: str) -> tuple[frozenset[str], bool]:
+    r"""The lower-cased words that ``(?:^|\s)(?:abbreviation)\.`` can find in ``text`` for an
+    abbreviation of plain letters (:func:`_is_plain`), and whether any such word is not ASCII.
+
+    That pattern needs the abbreviation's letters right after whitespace (or the text's start)
+    and right before a period, so they are one of these words, matched case-insensitively. One
+    pass over the text answers ~20 abbreviations per paragraph that would each be a regular
+    expression search. A word outside ASCII may match under Unicode's case folding (a long s
+    for ``s``, a Kelvin sign for ``k``), which ``lower`` does not follow, so such a text keeps
+    the search.
+    """
+    words = _WORD_BEFORE_PERIOD.findall(text)
+    odd = not all(word.isascii() for word in words)
+    return frozenset(word.lower() for word in words), odd
 
 
 def is_one_sentence(chunk: str) -> bool:

@@ -8,7 +8,15 @@ import pytest
 
 from side.data import load_wice
 from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _is_small, _limit_tree, extract_html
-from side.text import _chunks, _segmenter, is_one_sentence, normalize_space, split_sentences
+from side.text import (
+    _chunks,
+    _is_plain,
+    _segmenter,
+    _words_before_periods,
+    is_one_sentence,
+    normalize_space,
+    split_sentences,
+)
 
 from conftest import need_data
 
@@ -57,7 +65,7 @@ def test_the_markup_date_search_keeps_text_and_title():
         assert fast[:2] == full[:2]
 
 
-@pytest.mark.parametrize("paragraph", [
+PARAGRAPHS = [
     "He lives on St. Mark's street. It is fine, and so is the co. next door.",
     "Dr. Smith met Mr. Jones at 5 p.m. on Jan. 5. They talked about Co. Ltd. and Inc. firms.",
     "See p. 5 and pp. 7-9 of the report. No. 5 is here; nos. 6 and 7 are not. Art. 3 applies.",
@@ -65,13 +73,43 @@ def test_the_markup_date_search_keeps_text_and_title():
     "The \u017ft. and the \u212aan. items are odd (a long s, a Kelvin sign). Mt. Fuji is tall.",
     "Fig. 3 shows it. Gen. Lee and Sgt. Pepper met Prof. Xavier vs. Mag. Neto in Wash. state.",
     "Alsea is listed. It is in Mexico. Ill. and Ind. are states. Is Ky. one? Yes. I am sure.",
-])
+    "Made by Acme co. Ltd. in 1990. See the x.co. site and (Vol. 2) and no.5 here. CO. AND GEN. MET.",
+    "Caf\u00e9. Na\u00efve ideas, etc. are fine. He met Ms. \u014cno at St.\u00a0Mark's. Tue. came.",
+]
+
+
+@pytest.mark.parametrize("paragraph", PARAGRAPHS)
 def test_abbreviations_are_replaced_as_pysbd_replaces_them(paragraph):
     """pysbd's abbreviation step is skipped where no period follows an abbreviation: the
     sentences stay pysbd's own, also where its case-insensitive patterns match odd letters."""
     import pysbd
 
     assert _segmenter().segment(paragraph) == pysbd.Segmenter(language="en", clean=False).segment(paragraph)
+
+
+def test_words_before_periods_answer_as_pysbd_s_pattern():
+    """For an abbreviation of plain letters, the words before the periods say whether pysbd's
+    pattern finds it followed by a period; a word outside ASCII sends the text to the pattern."""
+    import re
+
+    from pysbd.lang.english import English
+
+    plain = [abbr.strip() for abbr in English.Abbreviation.ABBREVIATIONS if _is_plain(abbr.strip())]
+    assert len(plain) > 150
+    pages = [normalize_space(extract_html(html)[0]) for html in real_pages(20)]
+    texts = PARAGRAPHS + [line for page in pages for line in page.split("\n")]
+    checked = 0
+    for text in texts:
+        words, odd = _words_before_periods(text)
+        if odd:
+            continue
+        for abbr in plain:
+            found = re.search(rf"(?:^|\s)(?:{abbr})\.", text, re.IGNORECASE) is not None
+            assert (abbr in words) == found, (abbr, text)
+            checked += abbr in words
+    assert checked > 40  # the words found an abbreviation's period, not only its absence
+    words, odd = _words_before_periods("The \u212aan. and \u017ft. items")  # Kelvin sign, long s
+    assert odd and "st" not in words and re.search(r"(?:^|\s)(?:st)\.", "the \u017ft.", re.IGNORECASE)
 
 
 def test_text_title_and_date_are_trafilatura_s_with_its_whole_metadata_search():
