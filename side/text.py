@@ -162,9 +162,9 @@ def _words_before_periods(text: str) -> tuple[frozenset[str], bool]:
     That pattern needs the abbreviation's letters right after whitespace (or the text's start)
     and right before a period, so they are one of these words, matched case-insensitively. One
     pass over the text answers ~20 abbreviations per paragraph that would each be a regular
-    expression search. A word outside ASCII may match under Unicode's case folding (a long s
-    for ``s``, a Kelvin sign for ``k``), which ``lower`` does not follow, so such a text keeps
-    the search.
+    expression search. A word outside ASCII may match under the pattern's Unicode case rules
+    where ``lower`` disagrees (a long s matches ``s`` yet lower-cases to itself), so such a text
+    keeps the search.
     """
     words = _WORD_BEFORE_PERIOD.findall(text)
     odd = not all(word.isascii() for word in words)
