@@ -90,13 +90,17 @@ def measure(verifier: Verifier, claims: list[WiceClaim]) -> dict[str, dict[str, 
         judged = item.query if verifier.cross_encoder.query_context else replace(item.query, context="")
         singles = len(item.candidates)
         single_best = float(item.probabilities[:singles, SUPPORTS].max())  # rows: candidates, then windows
+        # the chunks the verifier judged already have their rows; only the others are scored here
+        score = dict(zip(verifier.windows(item.sentences, item.candidates),
+                         item.probabilities[singles:, SUPPORTS].tolist(), strict=True))
         shown = variants(item, words)
-        texts = list(dict.fromkeys(chunk_text(item.sentences, s) for spans in shown.values() for s in spans))
-        probs = verifier.cross_encoder.predict([judged.pair(t) for t in texts], batch_size=verifier.batch_size)
-        score = dict(zip(texts, probs[:, SUPPORTS].tolist(), strict=True))
+        text = {span: chunk_text(item.sentences, span) for spans in shown.values() for span in spans}
+        new = [t for t in dict.fromkeys(text.values()) if t not in score]
+        probs = verifier.cross_encoder.predict([judged.pair(t) for t in new], batch_size=verifier.batch_size)
+        score.update(zip(new, probs[:, SUPPORTS].tolist(), strict=True))
         gold = claim.gold_sentences
         for name, spans in shown.items():
-            chunk_best = max((score[chunk_text(item.sentences, s)] for s in spans), default=0.0)
+            chunk_best = max((score[text[span]] for span in spans), default=0.0)
             best.setdefault(name, []).append(max(single_best, chunk_best))
             pairs.setdefault(name, []).append(singles + len(spans))
             if gold:
