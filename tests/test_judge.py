@@ -42,7 +42,7 @@ REQUEST = JudgeRequest(claim="Alsea was founded in 1990.", window=SOURCE, source
 
 
 def settings(url: str, **kwargs) -> JudgeSettings:
-    """Generous deadlines: the 270M model on a loaded 2-core machine takes minutes per answer."""
+    """Generous deadlines: the 270M model takes seconds per answer, but a loaded machine can stall it."""
     return JudgeSettings(**{"endpoint": url, "model": MODEL_ALIAS, "timeout_s": 600.0, "retries": 1,
                             "backoff_s": 0.1, "rate_per_hour": 0, "max_tokens": 128, **kwargs})
 

@@ -40,14 +40,15 @@ CLAIM_AFTER_S = 3
 ENV = {"SIDE_FETCH_ALLOW_HOSTS": "127.0.0.1", "SIDE_VERIFIER_PRECISION": "fp32"}
 
 
-def checks(server: LocalServer) -> list[CheckRequest]:
-    """Checks of three citations each, every one citing pages of its own (no cache hits)."""
+def checks(server: LocalServer, delay_s: float = PAGE_DELAY_S) -> list[CheckRequest]:
+    """Checks of three citations each, every one citing pages of its own (no cache hits), served
+    ``delay_s`` late."""
     out = []
     for n in range(CHECKS):
         claims = []
         for k in range(3):
             path = f"/c{n}/{'weather' if (n + k) % 4 == 3 else 'alsea'}{k}"
-            server.add(path, Response(body=WEATHER if "weather" in path else ALSEA, delay_s=PAGE_DELAY_S))
+            server.add(path, Response(body=WEATHER if "weather" in path else ALSEA, delay_s=delay_s))
             text = CLAIMS[(n + k) % len(CLAIMS)]
             claims.append(Claim(article_title="Alsea (company)", section=("History",), text=text, left_context=text,
                                 citation=Citation(id=f"r{k}", kind="external_link", url=server.url(path))))
@@ -122,7 +123,8 @@ def test_killed_readers_and_scorer_lose_and_duplicate_nothing(service_stack, pag
     wait_until(lambda: stream_summary(connection, key) == {"entries": 0, "pending": 0}, 60,
                "every entry to be acknowledged and deleted", stack)
 
-    expected = single_process_verdicts(requests)
+    # the same pages, served at once: only the split path needs a reader slow enough to be killed
+    expected = single_process_verdicts(checks(pages, delay_s=0))
     for check_id, request, reference in zip(ids, requests, expected, strict=True):
         stored = stack.store().results(check_id)
         assert sorted(r.position for r in stored) == list(range(len(request.claims)))  # one Result per citation
