@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from side.cli.checks import above, at_least
 from side.config import Config
 
 __all__ = ["TASKS", "register", "run_eval_verify"]
@@ -82,6 +83,8 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     from side.evaluation.verify import citation_integrity_level, evaluate_scifact, evaluate_wice
     from side.verify.verifier import Verifier
 
+    at_least(1, limit=args.limit)
+    above(0, judge_timeout=args.judge_timeout)
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
         require_file(args.claims)

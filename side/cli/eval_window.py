@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from side.cli.checks import at_least
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     budgets = tuple(args.budget or DEFAULT_BUDGETS)
     if any(b <= 0 for b in budgets) or args.neighbours < 0 or (args.limit is not None and args.limit <= 0):
         raise InputError("--budget and --limit must be positive, --neighbours not negative")
+    at_least(0, neighbour_weight=args.neighbour_weight, context_weight=args.context_weight)
     claims = require_file(args.claims or Path(config.data_dir) / "wice" / "claim_dev.jsonl")
     items = window_items(claims, args.limit)
     encoder = None

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.checks import at_least
 from side.cli.terminal import printable
 from side.config import Config
 from side.errors import InputError
@@ -163,6 +164,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.encoder import shared_encoder
     from side.threads import apply_inference_threads
 
+    at_least(1, words=args.words, stride=args.stride, max_words=args.max_words, limit=args.limit)
     if args.dry_run:
         return _list_cited(args.dump)
     backend, milvus = backend_of(args, config), milvus_settings(args, config)
@@ -276,6 +278,7 @@ def run_stats(args: argparse.Namespace, config: Config) -> int:
 
 
 def run_search(args: argparse.Namespace, config: Config) -> int:
+    at_least(1, k=args.k)
     retriever = open_retriever(args, config, args.index or config.index_dir)
     hits = retriever.search(args.query, args.dense_query, k=args.k, mode=args.mode, fusion=args.fusion)
     if args.json:

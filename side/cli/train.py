@@ -7,6 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
+from side.cli.checks import above, at_least, at_most
 from side.config import Config
 from side.training.contrastive import CONTRASTIVE_SETS
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
@@ -172,6 +173,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
     if args.chunk_words < 20:
         raise InputError(f"--chunk-words {args.chunk_words}: a chunk needs at least 20 words")
+    _check_numbers(args)
     if args.train_only and (args.combiner_only or args.levels_only):
         raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
     require_file(data_dir / WICE_TRAIN)
@@ -208,6 +210,24 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     combiner.save(Path(args.out) / COMBINER_FILE)
     print(json.dumps({"training": stats, "combiner": combiner.info, **levels}, indent=2))
     return 0
+
+
+#: Transformer layers of each backbone (``--freeze-layers`` must leave one to train).
+BACKBONE_LAYERS = {"minilm": 6, "mpnet": 12}
+#: Tokens per pair: a pair needs room for a claim and a premise, and both backbones have 512 positions.
+MIN_MAX_LENGTH, MAX_MAX_LENGTH = 32, 512
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """The fine-tuning's numbers in their bounds, before the pairs are built (a minute) or the
+    default output, the shipped model, is overwritten by a run that trained nothing."""
+    above(0, epochs=args.epochs, lr=args.lr, max_minutes=args.max_minutes)
+    at_least(1, batch_size=args.batch_size, in_domain_repeat=args.in_domain_repeat)
+    at_least(0, max_steps=args.max_steps, hard_negatives=args.negatives, joined=args.joined,
+             freeze_layers=args.freeze_layers)
+    at_most(BACKBONE_LAYERS[args.base] - 1, freeze_layers=args.freeze_layers)
+    at_least(MIN_MAX_LENGTH, max_length=args.max_length)
+    at_most(MAX_MAX_LENGTH, max_length=args.max_length)
 
 
 def run_train_unsupported(args: argparse.Namespace, config: Config) -> int:

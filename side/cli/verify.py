@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.checks import at_least
 from side.config import Config
 from side.errors import InputError
 from side.verify.levels import VerdictLevel
@@ -75,6 +76,7 @@ def load_article(args: argparse.Namespace, config: Config) -> tuple[str, str]:
         raise InputError("give either a wikitext file or --wiki, not both")
     if not args.title:
         raise InputError("--wiki needs --title (the page to check)")
+    at_least(1, revision=args.revision)
     import os
 
     from side.extract.wikiapi import LOCAL_API_ENV, api_url_for, fetch_page
@@ -91,6 +93,8 @@ def run_verify(args: argparse.Namespace, config: Config) -> int:
     from side.extract.wikitext import extract_claims
     from side.pipeline import ArticleResults, Pipeline
 
+    at_least(1, limit=args.limit)
+    at_least(0, candidates=args.candidates)
     wikitext, title = load_article(args, config)
     claims = extract_claims(wikitext, title, config.context_words)[: args.limit]
     # An index given or configured must exist (unlike a worker's, which may run without one).
