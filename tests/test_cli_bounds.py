@@ -64,3 +64,30 @@ def test_the_bound_itself_is_taken(tmp_path, monkeypatch, capsys):
         assert side_main(["search", "roasted coffee beans", "--index", str(index), "--k", str(k), "--json"]) == 0
         hits = json.loads(capsys.readouterr().out)
         assert len(hits) == k and hits[0]["url"] == "https://example.org/0"
+
+
+@pytest.mark.parametrize(("program", "argv", "message"), [
+    ("side-worker", ["--heartbeat", "-1"], "--heartbeat must be at least 1, not -1"),
+    ("side-worker", ["--maintenance", "0"], "--maintenance must be at least 1, not 0"),
+    ("side-worker", ["--requeue-after", "-1"], "--requeue-after must be at least 1, not -1"),
+    ("side-worker", ["--max-jobs", "0"], "--max-jobs must be at least 1, not 0"),
+    ("side-worker", ["--role", "scorer", "--batch-checks", "0"], "--batch-checks must be at least 1, not 0"),
+    ("side-worker", ["--role", "scorer", "--batch-citations", "0"], "--batch-citations must be at least 1, not 0"),
+    ("side-worker", ["--role", "scorer", "--claim-after", "-3"], "--claim-after must be more than 0, not -3"),
+    ("side-worker", ["--role", "reader", "--max-prepared", "-1"], "--max-prepared must be at least 0, not -1"),
+    ("side-stack", ["--workers", "0"], "--workers must be at least 1, not 0"),
+    ("side-stack", ["--port", "70000"], "--port must be at most 65535, not 70000"),
+    ("side-stack", ["--max-restarts", "-1"], "--max-restarts must be at least 0, not -1"),
+])
+def test_service_options_out_of_bounds_are_one_line_before_redis(program, argv, message, monkeypatch, capsys):
+    """Refused before Redis is asked: the URL given points at a port nothing listens on, so an
+    option that got through would fail on "cannot reach Redis" instead."""
+    from harness import free_port
+
+    pytest.importorskip("rq", reason="the service's extras are not installed")
+    from workers import stack, worker
+
+    monkeypatch.setenv("SIDE_SERVICE_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    main = {"side-worker": worker.main, "side-stack": stack.main}[program]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [f"{program}: error: {message}"]

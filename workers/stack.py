@@ -41,6 +41,7 @@ from rq import Worker
 
 from service.health import aof_enabled
 from service.supervision import SlotState, publish_workers, unpublish_workers
+from side.cli.checks import at_least, at_most
 from side.config import REPO_ROOT, load_config
 from side.errors import SideError
 from workers.supervise import RestartPolicy, WorkerSlot, exit_description
@@ -415,6 +416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        at_least(1, port=args.port, workers=args.workers)
+        at_most(65535, port=args.port)
+        at_least(0, max_restarts=args.max_restarts)
         config = load_config(args.config)
     except SideError as exc:
         print(f"side-stack: error: {exc}", file=sys.stderr)
@@ -425,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   redis_dir=var / "redis", host="127.0.0.1", web_port=args.port or config.service.port,
                   workers=args.workers, with_web=not args.no_web, env=env,
                   worker_args=["--no-index"] if args.no_index else [], queue=config.service.queue,
-                  restart=RestartPolicy(max_restarts=max(0, args.max_restarts)))
+                  restart=RestartPolicy(max_restarts=args.max_restarts))
 
     def on_signal(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

@@ -65,6 +65,7 @@ from service.liveness import beating
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
 from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, stream_key
+from side.cli.checks import above, at_least
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
@@ -451,6 +452,16 @@ def serve(config: Config, args: argparse.Namespace, connection: redis.Redis, sto
         log.info("restarting the work loop")
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """The options' bounds, before Redis or a model is touched: a zero batch spun without
+    scoring, a negative --claim-after was sent to XAUTOCLAIM and logged as "Redis unavailable"
+    each loop, and the other counts were taken as they came."""
+    at_least(1, heartbeat=args.heartbeat, maintenance=args.maintenance, requeue_after=args.requeue_after,
+             max_jobs=args.max_jobs, batch_checks=args.batch_checks, batch_citations=args.batch_citations)
+    above(0, claim_after=args.claim_after)
+    at_least(0, max_prepared=args.max_prepared)  # 0: readers never wait
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
@@ -458,6 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("alembic", "httpx", "urllib3", "filelock", "transformers", "sentence_transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
+        check_numbers(args)
         config = load_config(args.config)
         from side.sources.netguard import AllowList
 
