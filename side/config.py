@@ -20,7 +20,8 @@ from side.errors import ConfigError
 __all__ = [
     "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "is_checkout", "default_var_dir", "FetchConfig", "CrawlConfig",
     "EncoderConfig", "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig",
-    "JudgeConfig", "Config", "load_config", "LIFTWING_LLM_URL", "JUDGE_MODES",
+    "JudgeConfig", "Config", "load_config", "LIFTWING_LLM_URL", "JUDGE_MODES", "numeric_settings",
+    "POSITIVE_SETTINGS", "SIGNED_SETTINGS",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -549,11 +550,53 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     return cfg
 
 
+#: Numeric settings that may be negative (a negative report_threshold means the model's own cut).
+SIGNED_SETTINGS = frozenset({"bot.report_threshold"})
+#: Numeric settings where 0 means nothing sensible (no time, no bytes, no threads, no results);
+#: every other one may be 0, which its comment gives a meaning (never, no cap, automatic).
+POSITIVE_SETTINGS = frozenset({
+    "fetch.timeout_s", "fetch.max_bytes", "fetch.concurrency", "fetch.per_host", "fetch.check_budget_s",
+    "crawl.concurrency", "retrieval.k_sparse", "retrieval.k_dense", "retrieval.passage_words",
+    "retrieval.passage_stride", "verifier.batch_size", "verifier.max_length", "service.job_timeout_s",
+    "service.fetch_budget_window_s", "service.max_body_bytes", "service.port", "service.threads",
+    "login.session_hours", "login.timeout_s", "bot.max_page_bytes", "bot.poll_interval_s", "bot.backlog_max_pages",
+    "judge.max_tokens", "judge.window_tokens", "judge.breaker_failures",
+})
+
+
+def numeric_settings(cfg: Config) -> dict[str, float]:
+    """Every numeric setting by its dotted name (booleans are not numbers here)."""
+    out: dict[str, float] = {}
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        pairs = ([(f"{f.name}.{sub.name}", getattr(value, sub.name)) for sub in dataclasses.fields(value)]
+                 if dataclasses.is_dataclass(value) else [(f.name, value)])
+        out.update((name, v) for name, v in pairs if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return out
+
+
+def _check_numbers(cfg: Config) -> None:
+    """No count, size or duration below 0 (or at 0 where that means nothing), and no NaN: a
+    negative timeout or batch size was taken as given and failed, if at all, deep in a check."""
+    for name, value in numeric_settings(cfg).items():
+        if value != value:  # NaN
+            raise ConfigError(f"{name} must be a number, not {value}")
+        if name in POSITIVE_SETTINGS and value <= 0:
+            raise ConfigError(f"{name} must be more than 0, not {value:g}")
+        if name not in SIGNED_SETTINGS and value < 0:
+            raise ConfigError(f"{name} must be 0 or more, not {value:g}")
+    if cfg.service.port > 65535:
+        raise ConfigError(f"service.port must be at most 65535, not {cfg.service.port}")
+    if not 0.0 <= cfg.verifier.flag_threshold <= 1.0:
+        raise ConfigError(f"verifier.flag_threshold must lie in [0, 1], not {cfg.verifier.flag_threshold:g}")
+
+
 def _check(cfg: Config) -> None:
     """Values the types allow but the settings do not (a clear error now, not a failure later)."""
     from side.threads import check_setting
 
-    check_setting(cfg.verifier.threads)
+    check_setting(cfg.verifier.threads)  # first: its message says what 0 means
+    _check_numbers(cfg)
     if cfg.service.channel_timeout_s < 1:
         raise ConfigError(f"service.channel_timeout_s must be at least 1 second, not {cfg.service.channel_timeout_s}")
     judge = cfg.judge
