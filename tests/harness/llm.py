@@ -145,7 +145,7 @@ class LlamaServer:
 def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """One server per module, on one thread: ggml's threads wait for each other by spinning, so
     beside another process that keeps both cores busy (the other pytest worker, a torch model) a
-    two-thread server took 60-90 s per verdict where one thread takes under 4 s."""
+    two-thread server took 57-92 s per verdict where one thread took 3.6-7.7 s."""
     require_llm_server()
     server = LlamaServer(tmp_path_factory.mktemp("llm"), gguf_path(), threads=1)
     server.start()
