@@ -26,6 +26,9 @@ from side.errors import ConfigError, InputError
 HELP_OPTIONS = frozenset({"-help", "--help", "-h"})
 #: Options that take a number, and which kind.
 NUMBERS: dict[str, type] = {"wait": float, "poll": float, "limit": int, "maxpages": int}
+#: Of those, the ones 0 makes no sense for: no pause between polls (a tight loop against the
+#: wiki), stopping before the first change, a backlog run of no pages.
+POSITIVE = frozenset({"poll", "limit", "maxpages"})
 
 
 class UsageError(InputError):
@@ -73,8 +76,12 @@ def _number(name: str, value: str, kind: type) -> float | int:
         number = kind(value)
     except ValueError:
         raise UsageError(f"-{name} needs a number, not {value!r}") from None
+    if number != number:  # NaN
+        raise UsageError(f"-{name} needs a number, not {value!r}")
     if number < 0:
         raise UsageError(f"-{name} must not be negative")
+    if name in POSITIVE and number == 0:
+        raise UsageError(f"-{name} must be more than 0")
     return number
 
 

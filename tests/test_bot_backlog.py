@@ -151,6 +151,7 @@ def test_a_category_larger_than_a_run_is_bounded_listed_through_continuation_and
     (["-post"], "-backlog posts nothing"),
     (["-once"], "-once is for following recent changes"),
     (["-maxpages:x"], "-maxpages needs a number"),
+    (["-maxpages:0"], "-maxpages must be more than 0"),
 ])
 def test_backlog_option_errors_are_one_line(args, message, capsys):
     from bot.sidebot import main
