@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bot.checkpoint import checkpoint_path
 from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
+from side.cli.checks import above, at_least
 from side.config import load_config
 from side.errors import SideError
 
@@ -72,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        above(0, max_age=args.max_age)  # 0 or less: never alive, so restarted forever
+        at_least(0, grace=args.grace)
         config = load_config(args.config)
     except SideError as exc:
         print(f"bot.probe: error: {exc}", file=sys.stderr)

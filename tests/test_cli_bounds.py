@@ -78,16 +78,23 @@ def test_the_bound_itself_is_taken(tmp_path, monkeypatch, capsys):
     ("side-stack", ["--workers", "0"], "--workers must be at least 1, not 0"),
     ("side-stack", ["--port", "70000"], "--port must be at most 65535, not 70000"),
     ("side-stack", ["--max-restarts", "-1"], "--max-restarts must be at least 0, not -1"),
+    ("workers.probe", ["--max-age", "0"], "--max-age must be more than 0, not 0"),
+    ("workers.probe", ["--grace", "-1"], "--grace must be at least 0, not -1"),
+    ("bot.probe", ["--max-age", "nan"], "--max-age must be more than 0, not nan"),
 ])
 def test_service_options_out_of_bounds_are_one_line_before_redis(program, argv, message, monkeypatch, capsys):
     """Refused before Redis is asked: the URL given points at a port nothing listens on, so an
-    option that got through would fail on "cannot reach Redis" instead."""
+    option that got through would fail on "cannot reach Redis" instead (a probe: exit 1, dead).
+    A probe's --max-age of 0 or less would call every worker dead, and the orchestrator would
+    restart it forever."""
     from harness import free_port
 
     pytest.importorskip("rq", reason="the service's extras are not installed")
-    from workers import stack, worker
+    from bot import probe as bot_probe
+    from workers import probe, stack, worker
 
     monkeypatch.setenv("SIDE_SERVICE_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
-    main = {"side-worker": worker.main, "side-stack": stack.main}[program]
+    main = {"side-worker": worker.main, "side-stack": stack.main, "workers.probe": probe.main,
+            "bot.probe": bot_probe.main}[program]
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [f"{program}: error: {message}"]

@@ -41,6 +41,7 @@ from rq import Queue, Worker
 
 from service.liveness import EXIT_USAGE, Liveness, container_age_s, exit_status, starting
 from service.stream import SCORER_MAX_AGE_S, scorer_beats, stream_key
+from side.cli.checks import above, at_least
 from side.config import load_config
 from side.errors import SideError
 
@@ -118,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        above(0, max_age=args.max_age)  # 0 or less: never alive, so restarted forever
+        at_least(0, grace=args.grace)
         config = load_config(args.config)
         connection = redis.Redis.from_url(config.service.redis_url, socket_connect_timeout=REDIS_TIMEOUT_S,
                                           socket_timeout=REDIS_TIMEOUT_S)
