@@ -307,3 +307,35 @@ def test_checks_whose_jobs_redis_lost_are_queued_again(store, queue, config):
     assert store.check(running.id).status == "queued"
     assert job_status(queue, waiting.id) == job_status(queue, pending.id) == "queued"
     assert requeue_lost(store, queue, config, older_than_s=0) == []
+
+
+def test_a_dead_scheduler_s_lock_is_released_and_a_stalled_one_steps_aside(redis_db):
+    """A running scheduler keeps its lock's TTL near interval + 60 s. A lock whose TTL fell
+    ``STALE_SCHEDULER_LOCK_S`` below that was left by a killed worker: it is released, and a
+    live worker's scheduler takes it at once instead of a minute later. A holder that was only
+    stalled drops the lock at its next refresh (RQ's own rule), so one scheduler runs."""
+    from rq.scheduler import RQScheduler
+
+    from workers.worker import STALE_SCHEDULER_LOCK_S, release_stale_scheduler_locks
+
+    conn = redis.Redis.from_url(redis_db.url)
+    fresh, stale, absent = (RQScheduler.get_locking_key(q) for q in ("fresh", "stale", "absent"))
+    conn.set(fresh, "host:1:live", ex=61)
+    conn.set(stale, "host:2:killed", ex=61 - STALE_SCHEDULER_LOCK_S - 1)
+    assert release_stale_scheduler_locks(conn, ["fresh", "stale", "absent"], interval=1) == ["stale"]
+    assert conn.get(fresh) == b"host:1:live" and conn.get(stale) is None and conn.get(absent) is None
+    conn.set(stale, "not rq's")  # a key without expiry is no scheduler's lock: never touched
+    assert release_stale_scheduler_locks(conn, ["stale"], interval=1) == [] and conn.get(stale) == b"not rq's"
+    conn.delete(stale)
+
+    stalled, live = (RQScheduler(["stale"], connection=conn) for _ in range(2))
+    stalled.acquire_locks()
+    assert stalled.acquired_locks == {"stale"}
+    live.acquire_locks()
+    assert live.acquired_locks == set()  # a held lock is not taken
+    conn.expire(stale, 61 - STALE_SCHEDULER_LOCK_S - 1)  # its holder stopped refreshing it
+    assert release_stale_scheduler_locks(conn, ["stale"], interval=1) == ["stale"]
+    live.acquire_locks()
+    assert live.acquired_locks == {"stale"} and conn.get(stale).decode() == live.name
+    stalled.heartbeat()  # the stalled holder wakes up and finds the lock taken
+    assert stalled.acquired_locks == set() and conn.get(stale).decode() == live.name

@@ -81,6 +81,20 @@ DEFAULT_MAINTENANCE_S = 60
 RECONCILE_LIMIT = 100
 #: Seconds between reconnection attempts after Redis went away.
 RECONNECT_S = 2.0
+#: Seconds a scheduler lock may go unrefreshed before its holder is taken for dead. A running
+#: scheduler sets its lock's TTL to its interval + 60 s (RQ's constant) every interval (1 s), so
+#: the lock of one that has not refreshed it for this long belongs to a killed worker; RQ would
+#: keep it for up to a minute, and the retries due would wait that long.
+STALE_SCHEDULER_LOCK_S = 15
+#: Deletes the lock (KEYS[1]) if its TTL has fallen below ARGV[1] seconds, atomically, so a lock
+#: refreshed between the test and the delete is kept.
+_RELEASE_STALE_LOCK = """
+local ttl = redis.call('ttl', KEYS[1])
+if ttl >= 0 and ttl < tonumber(ARGV[1]) then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
 #: Most of a job's timeout a check may spend fetching its sources (the rest is for verifying).
 JOB_FETCH_SHARE = 0.5
 
@@ -106,6 +120,26 @@ class ThreadScheduler(RQScheduler):
             except redis.RedisError as exc:
                 log.warning("scheduler: Redis unavailable (%s); retrying in %.0f s", exc, RECONNECT_S)
                 time.sleep(RECONNECT_S)
+
+
+def release_stale_scheduler_locks(connection: redis.Redis, queue_names: list[str], interval: float) -> list[str]:
+    """The queues whose scheduler lock was left by a dead scheduler, released so that a live
+    worker's scheduler can take it now (RQ's maintenance asks for it right after).
+
+    A holder that was only stalled steps aside: RQ's scheduler drops a lock it finds another
+    scheduler holding at its next refresh, so one scheduler runs a queue at a time.
+    """
+    release = connection.register_script(_RELEASE_STALE_LOCK)
+    below = int(interval + 60 - STALE_SCHEDULER_LOCK_S)
+    released = []
+    for name in queue_names:
+        key = RQScheduler.get_locking_key(name)
+        holder = connection.get(key)
+        if release(keys=[key], args=[below]):
+            log.info("scheduler lock of queue %r released: its holder %s stopped refreshing it",
+                     name, holder.decode(errors="replace") if isinstance(holder, bytes) else holder)
+            released.append(name)
+    return released
 
 
 class SideWorker(SimpleWorker):
@@ -189,7 +223,15 @@ class SideWorker(SimpleWorker):
     # -- maintenance ------------------------------------------------------------------------
 
     def run_maintenance_tasks(self) -> None:
-        """RQ's cleanup, then the store brought in line with what Redis knows (and lost)."""
+        """A dead scheduler's lock released, RQ's cleanup (which starts this worker's scheduler
+        when it holds no lock), then the store brought in line with what Redis knows (and lost)."""
+        scheduler = self.scheduler
+        running = scheduler is not None and scheduler._process is not None and scheduler._process.is_alive()
+        if scheduler is not None and self.last_cleaned_at and not running:
+            try:
+                release_stale_scheduler_locks(self.connection, self.queue_names(), scheduler.interval)
+            except redis.RedisError as exc:
+                log.warning("scheduler locks not checked: %s", exc)
         super().run_maintenance_tasks()
         if (self.store is None and self.spool is None) or self.service is None:
             return
