@@ -560,7 +560,7 @@ POSITIVE_SETTINGS = frozenset({
     "retrieval.passage_stride", "verifier.batch_size", "verifier.max_length", "service.job_timeout_s",
     "service.fetch_budget_window_s", "service.max_body_bytes", "service.port", "service.threads",
     "login.session_hours", "login.timeout_s", "bot.max_page_bytes", "bot.poll_interval_s", "bot.backlog_max_pages",
-    "judge.max_tokens", "judge.window_tokens", "judge.breaker_failures",
+    "judge.timeout_s", "judge.max_tokens", "judge.window_tokens", "judge.breaker_failures",
 })
 
 
@@ -610,5 +610,3 @@ def _check(cfg: Config) -> None:
     if judge.endpoint and not judge.allowed(judge.endpoint):
         raise ConfigError(f"judge.endpoint {judge.endpoint} is not in judge.allow_endpoints: claims and source "
                           "text go only to an endpoint the configuration allows")
-    if judge.timeout_s <= 0 or judge.retries < 0 or judge.rate_per_hour < 0:
-        raise ConfigError("judge.timeout_s must be positive, judge.retries and judge.rate_per_hour not negative")

@@ -52,6 +52,8 @@ def test_this_checkout_and_its_overrides():
     ("SIDE_CONTEXT_WORDS", "-5", "context_words must be 0 or more, not -5"),
     ("SIDE_SERVICE_PORT", "99999", "service.port must be at most 65535, not 99999"),
     ("SIDE_VERIFIER_FLAG_THRESHOLD", "2", "verifier.flag_threshold must lie in [0, 1], not 2"),
+    ("SIDE_JUDGE_TIMEOUT_S", "0", "judge.timeout_s must be more than 0, not 0"),
+    ("SIDE_JUDGE_RETRIES", "-1", "judge.retries must be 0 or more, not -1"),
 ])
 def test_numbers_out_of_their_bounds_are_refused_by_name(variable, value, message):
     with pytest.raises(ConfigError) as caught:

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from side.cli.checks import at_least
 from side.config import Config
 from side.errors import InputError
 from side.extras import install_command
@@ -92,8 +93,7 @@ def calibrate_file(path: Path, args: argparse.Namespace, config: Config) -> dict
     from side.training.recalibrate import recalibrate
     from side.verify.verifier import COMBINER_FILE, Combiner
 
-    if args.min_reviews is not None and args.min_reviews < 1:
-        raise InputError(f"--min-reviews must be at least 1, not {args.min_reviews}")
+    at_least(1, min_reviews=args.min_reviews)
     model_dir = _model_dir(args, config)
     combiner = Combiner.load(model_dir / COMBINER_FILE)
     if combiner is None:

@@ -39,8 +39,6 @@ def _citations(args: argparse.Namespace, config: Config) -> list:
     from side.data import require_file
     from side.evaluation.judge import read_citations, wice_citations
 
-    if args.limit is not None and args.limit <= 0:
-        raise InputError("--limit must be positive")
     if args.task == "citations":
         if not args.claims:
             raise InputError("the citations task needs --claims FILE (JSONL: claim, source_text, label, ...)")
