@@ -86,14 +86,16 @@ RECONNECT_S = 2.0
 #: the lock of one that has not refreshed it for this long belongs to a killed worker; RQ would
 #: keep it for up to a minute, and the retries due would wait that long.
 STALE_SCHEDULER_LOCK_S = 15
-#: Deletes the lock (KEYS[1]) if its TTL has fallen below ARGV[1] seconds, atomically, so a lock
-#: refreshed between the test and the delete is kept.
+#: Deletes the lock (KEYS[1]) if its TTL has fallen below ARGV[1] seconds and returns its holder
+#: (else nil), atomically, so a lock refreshed between the test and the delete is kept.
 _RELEASE_STALE_LOCK = """
 local ttl = redis.call('ttl', KEYS[1])
 if ttl >= 0 and ttl < tonumber(ARGV[1]) then
-  return redis.call('del', KEYS[1])
+  local holder = redis.call('get', KEYS[1])
+  redis.call('del', KEYS[1])
+  return holder
 end
-return 0
+return false
 """
 #: Most of a job's timeout a check may spend fetching its sources (the rest is for verifying).
 JOB_FETCH_SHARE = 0.5
@@ -133,9 +135,8 @@ def release_stale_scheduler_locks(connection: redis.Redis, queue_names: list[str
     below = int(interval + 60 - STALE_SCHEDULER_LOCK_S)
     released = []
     for name in queue_names:
-        key = RQScheduler.get_locking_key(name)
-        holder = connection.get(key)
-        if release(keys=[key], args=[below]):
+        holder = release(keys=[RQScheduler.get_locking_key(name)], args=[below])
+        if holder is not None:
             log.info("scheduler lock of queue %r released: its holder %s stopped refreshing it",
                      name, holder.decode(errors="replace") if isinstance(holder, bytes) else holder)
             released.append(name)
