@@ -12,7 +12,7 @@ import json
 import pytest
 
 from side.cli import main as side_main
-from side.cli.train import BACKBONE_LAYERS
+from side.verify.crossencoder import BACKBONE_LAYERS
 
 WIKITEXT = "side/demo_data/Scientific_claims.wikitext"
 
@@ -30,12 +30,22 @@ WIKITEXT = "side/demo_data/Scientific_claims.wikitext"
     (["eval", "verify", "wice", "--limit", "-2"], "--limit must be at least 1, not -2"),
     (["eval", "verify", "wice", "--judge-timeout", "-1"], "--judge-timeout must be more than 0, not -1"),
     (["eval", "window", "--neighbour-weight", "-1"], "--neighbour-weight must be at least 0, not -1"),
+    (["eval", "window", "--budget", "64", "--budget", "0"], "--budget must be at least 1, not 0"),
+    (["eval", "window", "--neighbours", "-1"], "--neighbours must be at least 0, not -1"),
+    (["eval", "window", "--limit", "0"], "--limit must be at least 1, not 0"),
+    (["eval", "extraction", "--ngram", "0"], "--ngram must be at least 1, not 0"),
+    (["eval", "extraction", "--limit", "-3"], "--limit must be at least 1, not -3"),
+    (["eval", "sources", "--limit", "0"], "--limit must be at least 1, not 0"),
+    (["eval", "retrieval", "own-sources", "--preselect", "0"], "--preselect must be at least 1, not 0"),
+    (["index", "stats", "--out", "OUT", "--top", "-1"], "--top must be at least 0, not -1"),
     (["train", "verifier", "--epochs", "-1", "--out", "OUT"], "--epochs must be more than 0, not -1"),
     (["train", "verifier", "--lr", "nan", "--out", "OUT"], "--lr must be more than 0, not nan"),
     (["train", "verifier", "--batch-size", "0", "--out", "OUT"], "--batch-size must be at least 1, not 0"),
     (["train", "verifier", "--max-minutes", "0", "--out", "OUT"], "--max-minutes must be more than 0, not 0"),
     (["train", "verifier", "--hard-negatives", "-1", "--out", "OUT"], "--hard-negatives must be at least 0, not -1"),
     (["train", "verifier", "--max-length", "3", "--out", "OUT"], "--max-length must be at least 32, not 3"),
+    (["train", "verifier", "--chunks", "--chunk-words", "10", "--out", "OUT"],
+     "--chunk-words must be at least 20, not 10"),
     (["train", "verifier", "--max-length", "1000", "--out", "OUT"], "--max-length must be at most 512, not 1000"),
     (["train", "verifier", "--freeze-layers", str(BACKBONE_LAYERS["minilm"]), "--out", "OUT"],
      f"--freeze-layers must be at most {BACKBONE_LAYERS['minilm'] - 1}, not {BACKBONE_LAYERS['minilm']}"),

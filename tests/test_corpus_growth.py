@@ -250,7 +250,7 @@ def test_index_stats_prints_size_growth_and_domains(tmp_path, encoder, capsys):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["index", "stats", "--out", "MISSING"], "side: error: no corpus in MISSING (run `side index build`)"),
-    (["index", "stats", "--out", "MISSING", "--days", "-1"], "side: error: --days and --top must be 0 or more"),
+    (["index", "stats", "--out", "MISSING", "--days", "-1"], "side: error: --days must be at least 0, not -1"),
 ])
 def test_index_stats_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
     argv = [a.replace("MISSING", str(tmp_path / "none")) for a in argv]

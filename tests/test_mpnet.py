@@ -90,6 +90,20 @@ def test_real_parts_reassemble_once_into_the_cache(tmp_path):
     assert mpnet.mpnet_path(tmp_path) == target and (target / "side-manifest.json").is_file()
 
 
+@pytest.mark.parametrize("base", ["minilm", "mpnet"])
+def test_backbone_layers_are_the_real_backbones(base):
+    """``--freeze-layers`` is bounded by BACKBONE_LAYERS before any model loads; it must be the
+    layer count of the backbone that training would load."""
+    if base == "mpnet":
+        need_mpnet()
+    from side.retrieval.encoder import encoder_path
+    from side.verify.crossencoder import BACKBONE_LAYERS, BACKBONES
+
+    assert set(BACKBONE_LAYERS) == set(BACKBONES)
+    config = json.loads((encoder_path(base) / "config.json").read_text())
+    assert BACKBONE_LAYERS[base] == config["num_hidden_layers"]
+
+
 def test_mpnet_embeds_sensibly():
     need_mpnet()
     from side.retrieval.encoder import shared_encoder

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from side.cli.checks import at_least
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -28,13 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from side.errors import InputError
     from side.evaluation.extraction import evaluate_extraction
 
-    if args.limit is not None and args.limit < 1:
-        raise InputError("--limit must be at least 1")
-    if args.ngram < 1:
-        raise InputError("--ngram must be at least 1")
+    at_least(1, limit=args.limit, ngram=args.ngram)
     data_dir = args.data_dir or config.data_dir
     results = evaluate_extraction(Path(data_dir), limit=args.limit, n=args.ngram)
     if args.json:

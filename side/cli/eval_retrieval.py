@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.checks import at_least
 from side.config import Config
 from side.errors import InputError
 
@@ -53,8 +54,7 @@ def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
     if args.task == "own-sources":
         if milvus is not None:
             raise InputError("the own-sources task ranks an article's pages in memory; --backend milvus does not apply")
-        if args.preselect < 1:
-            raise InputError("--preselect must be at least 1")
+        at_least(1, preselect=args.preselect)
         if not Path(claims).is_file():
             raise InputError(f"no such claims file: {claims}")
         from side.verify.verifier import Verifier

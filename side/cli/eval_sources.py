@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.checks import at_least
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -40,11 +41,9 @@ WICE_DEFAULT = Path("-")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from side.errors import InputError
     from side.evaluation.sources import LABELS_FILE, evaluate_sources
 
-    if args.limit is not None and args.limit < 1:
-        raise InputError("--limit must be at least 1")
+    at_least(1, limit=args.limit)
     if args.wice is not None:
         return _run_wice(args, config)
     report = evaluate_sources(Path(args.data_dir or config.data_dir), args.labels or LABELS_FILE, args.limit)

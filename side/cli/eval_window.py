@@ -42,12 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from side.data import require_file
-    from side.errors import InputError
     from side.evaluation.window import DEFAULT_BUDGETS, evaluate_windows, window_items
 
     budgets = tuple(args.budget or DEFAULT_BUDGETS)
-    if any(b <= 0 for b in budgets) or args.neighbours < 0 or (args.limit is not None and args.limit <= 0):
-        raise InputError("--budget and --limit must be positive, --neighbours not negative")
+    for budget in budgets:
+        at_least(1, budget=budget)
+    at_least(1, limit=args.limit)
+    at_least(0, neighbours=args.neighbours)
     at_least(0, neighbour_weight=args.neighbour_weight, context_weight=args.context_weight)
     claims = require_file(args.claims or Path(config.data_dir) / "wice" / "claim_dev.jsonl")
     items = window_items(claims, args.limit)

@@ -256,8 +256,7 @@ def run_info(args: argparse.Namespace, config: Config) -> int:
 def run_stats(args: argparse.Namespace, config: Config) -> int:
     from side.retrieval.ingest import corpus_stats
 
-    if args.days < 0 or args.top < 0:
-        raise InputError("--days and --top must be 0 or more")
+    at_least(0, days=args.days, top=args.top)
     out = args.out or config.index_dir
     stats = corpus_stats(out, top=args.top, days=args.days)
     if args.json:

@@ -12,7 +12,7 @@ from side.config import Config
 from side.training.contrastive import CONTRASTIVE_SETS
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
 from side.training.shortcut import MAX_PROBE_AUROC
-from side.verify.crossencoder import BACKBONES
+from side.verify.crossencoder import BACKBONE_LAYERS, BACKBONES
 
 __all__ = ["register", "run_train_verifier", "run_train_unsupported"]
 
@@ -171,8 +171,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         raise InputError(f"--combiner-holdout {args.combiner_holdout:g}: give a share from 0 to 0.9")
     if args.combiner_holdout and not args.chunks:
         raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
-    if args.chunk_words < 20:
-        raise InputError(f"--chunk-words {args.chunk_words}: a chunk needs at least 20 words")
+    at_least(20, chunk_words=args.chunk_words)  # fewer words hold no claim's evidence
     _check_numbers(args)
     if args.train_only and (args.combiner_only or args.levels_only):
         raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
@@ -212,8 +211,6 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-#: Transformer layers of each backbone (``--freeze-layers`` must leave one to train).
-BACKBONE_LAYERS = {"minilm": 6, "mpnet": 12}
 #: Tokens per pair: a pair needs room for a claim and a premise, and both backbones have 512 positions.
 MIN_MAX_LENGTH, MAX_MAX_LENGTH = 32, 512
 
@@ -225,7 +222,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
     at_least(1, batch_size=args.batch_size, in_domain_repeat=args.in_domain_repeat)
     at_least(0, max_steps=args.max_steps, hard_negatives=args.negatives, joined=args.joined,
              freeze_layers=args.freeze_layers)
-    at_most(BACKBONE_LAYERS[args.base] - 1, freeze_layers=args.freeze_layers)
+    at_most(BACKBONE_LAYERS[args.base] - 1, freeze_layers=args.freeze_layers)  # one layer left to train
     at_least(MIN_MAX_LENGTH, max_length=args.max_length)
     at_most(MAX_MAX_LENGTH, max_length=args.max_length)
 

@@ -34,7 +34,7 @@ from side.errors import ModelLoadError
 from side.retrieval.encoder import BATCH_OVERHEAD_TOKENS, encoder_path, padding_batches, pick_device
 
 __all__ = [
-    "VerdictLabel", "LABELS", "PARTIAL", "BACKBONES", "DEFAULT_BACKBONE", "backbone_of",
+    "VerdictLabel", "LABELS", "PARTIAL", "BACKBONES", "BACKBONE_LAYERS", "DEFAULT_BACKBONE", "backbone_of",
     "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
     "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
     "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "load_trained_weights",
@@ -96,6 +96,9 @@ NOT_SUPPORT_ALIASES = ("not entailment", "non entailment")
 #: the upstream model's name, which ``verifier.json`` records as "base".
 BACKBONES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
 DEFAULT_BACKBONE = "minilm"
+#: Transformer layers of each backbone (its config.json's ``num_hidden_layers``), known without
+#: loading it, so that ``--freeze-layers`` is checked before the training pairs are built.
+BACKBONE_LAYERS = {"minilm": 6, "mpnet": 12}
 
 
 def backbone_of(meta: dict) -> str:
