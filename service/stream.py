@@ -210,6 +210,13 @@ def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
             for name, when in connection.zrange(scorers_key(key), 0, -1, withscores=True)}
 
 
+def live_scorers(connection: redis.Redis, key: str, now: float | None = None) -> int:
+    """How many scorers of stream ``key`` beat within :data:`SCORER_MAX_AGE_S`: readers take
+    checks only while this is above 0, so that no check waits on a scorer that is not there."""
+    now = time.time() if now is None else now
+    return int(connection.zcount(scorers_key(key), now - SCORER_MAX_AGE_S, "+inf"))
+
+
 @dataclass(frozen=True)
 class ScorerState:
     """A scorer of the stream as its heartbeat and the group's pending entries show it.

@@ -339,3 +339,47 @@ def test_a_dead_scheduler_s_lock_is_released_and_a_stalled_one_steps_aside(redis
     assert live.acquired_locks == {"stale"} and conn.get(stale).decode() == live.name
     stalled.heartbeat()  # the stalled holder wakes up and finds the lock taken
     assert stalled.acquired_locks == set() and conn.get(stale).decode() == live.name
+
+
+def test_a_reader_takes_checks_only_while_a_scorer_beats(store, queue, config, monkeypatch, caplog):
+    """A reader with no live scorer would hold checks that no one scores; it leaves them in the
+    queue (for full workers) until a scorer beats, keeping its own heartbeat meanwhile."""
+    import dataclasses
+    import threading
+    import time
+
+    from service.stream import SCORER_MAX_AGE_S, beat_scorer, live_scorers, stream_key
+    from side.config import load_config
+    from workers import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "GATE_WAIT_S", 0.05)
+    record, _ = submit(store, queue, new_check(), config)
+    args = worker_module.build_parser().parse_args(["--role", "reader"])
+    side_config = dataclasses.replace(load_config(), service=config)
+    reader = worker_module.make_worker(side_config, args, queue.connection, store, "reader-1")
+    key = stream_key(config)
+
+    assert reader.work(burst=True) is False  # no scorer: nothing taken
+    assert queue.job_ids == [record.id]
+    beat_scorer(queue.connection, key, "gone", now=time.time() - SCORER_MAX_AGE_S - 1)
+    assert live_scorers(queue.connection, key) == 0  # a beat older than the probe's limit is no scorer
+
+    reader.register_birth()
+    waiting = threading.Thread(target=reader._wait_for_gate, kwargs={"burst": False}, daemon=True)
+    with caplog.at_level("INFO", logger="workers.worker"):
+        waiting.start()
+        time.sleep(0.5)
+        assert waiting.is_alive() and queue.job_ids == [record.id]
+        assert reader.last_heartbeat is not None  # the waiting reader stays alive for workers.probe
+        beat_scorer(queue.connection, key, "gpu0")
+        waiting.join(5)
+    assert not waiting.is_alive()
+    assert [r.message for r in caplog.records if "scorer" in r.message] == [
+        "no live scorer: taking no check until one beats (the checks stay queued for full workers or a scorer)",
+        "a scorer is alive: taking checks again"]
+    job, _ = reader.dequeue_job_and_maintain_ttl(None)
+    assert job.id == record.id
+
+    full = worker_module.make_worker(side_config, worker_module.build_parser().parse_args([]), queue.connection,
+                                     store, "full-1")
+    assert full.gate is None  # a full worker takes checks whatever the scorers do

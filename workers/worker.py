@@ -28,7 +28,8 @@ queues again the spooled documents that have no job (:func:`service.ingest.reque
 A check worker hands its sources to that queue unless started with ``--no-ingest``.
 
 ``--role reader`` and ``--role scorer`` split a check's work between processes (the default
-role, ``full``, does all of it). A reader takes check jobs from the same RQ queue, loads no
+role, ``full``, does all of it). A reader takes check jobs from the same RQ queue while a
+scorer is alive (so that a check it takes is scored; with none, the jobs stay for full workers), loads no
 model, reads and prepares the check's citations (:class:`side.prepared.Preparer`) and adds the
 prepared check to a Redis stream (:mod:`service.stream`); a scorer, one per GPU, loads the
 models and scores the prepared checks of every reader, many checks per pass of the models
@@ -46,7 +47,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ from service.ingest import get_ingest_queue, requeue_spooled
 from service.liveness import beating
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
-from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, stream_key
+from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, live_scorers, stream_key
 from side.cli.checks import above, at_least
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
@@ -97,6 +98,8 @@ if ttl >= 0 and ttl < tonumber(ARGV[1]) then
 end
 return false
 """
+#: Seconds a reader waits between two looks for a live scorer while none is there.
+GATE_WAIT_S = 5.0
 #: Most of a job's timeout a check may spend fetching its sources (the rest is for verifying).
 JOB_FETCH_SHARE = 0.5
 
@@ -147,9 +150,14 @@ class SideWorker(SimpleWorker):
     """A SimpleWorker with heartbeats during jobs, a threaded scheduler and store reconciliation."""
 
     def __init__(self, *args: Any, store: Any = None, service: ServiceConfig | None = None,
-                 requeue_after_s: float = REQUEUE_AFTER_S, spool: Any = None, **kwargs: Any) -> None:
+                 requeue_after_s: float = REQUEUE_AFTER_S, spool: Any = None,
+                 gate: Callable[[], bool] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.store = store
+        #: Whether this worker may take a job now (None: always). A reader's gate is "a scorer is
+        #: alive": a check it took with none there would stay running until one came.
+        self.gate = gate
+        self._gate_shut = False
         #: The ingest spool, on an ingest worker: maintenance queues again what lost its job.
         self.spool = spool
         self.service = service
@@ -193,6 +201,37 @@ class SideWorker(SimpleWorker):
         if self._beating is not None:
             self._beating.set()
         super().handle_execution_ended(job, queue, heartbeat_ttl)
+
+    # -- taking jobs only while the gate is open ---------------------------------------------
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None,
+                                     max_idle_time: int | None = None) -> tuple[Job, Queue] | None:
+        """RQ's dequeue, once the gate is open; in burst mode (``timeout`` None) a shut gate
+        means nothing to do."""
+        if self.gate is not None and not self._wait_for_gate(burst=timeout is None):
+            return None
+        return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+
+    def _wait_for_gate(self, burst: bool) -> bool:
+        """Wait, beating and running maintenance as an idle worker does, until the gate opens
+        (True); False at once in burst mode. A SIGTERM meanwhile stops the worker as when idle."""
+        assert self.gate is not None
+        while not self.gate():
+            if burst:
+                return False
+            if not self._gate_shut:
+                log.warning("no live scorer: taking no check until one beats (the checks stay queued for "
+                            "full workers or a scorer)")
+                self._gate_shut = True
+            self.set_state(WorkerStatus.IDLE)
+            self.heartbeat()
+            if self.should_run_maintenance_tasks:
+                self.run_maintenance_tasks()
+            time.sleep(GATE_WAIT_S)
+        if self._gate_shut:
+            log.info("a scorer is alive: taking checks again")
+            self._gate_shut = False
+        return True
 
     # -- scheduler in a thread --------------------------------------------------------------
 
@@ -445,8 +484,12 @@ def make_worker(config: Config, args: argparse.Namespace, connection: redis.Redi
         queue, spool = get_ingest_queue(connection, config.service), IngestSpool(config.ingest_spool_dir)
     else:
         queue = get_queue(connection, config.service)
+    gate = None
+    if getattr(args, "role", "full") == "reader":
+        key = stream_key(config.service)
+        gate = lambda: live_scorers(connection, key) > 0  # noqa: E731
     return SideWorker([queue], connection=connection, name=name, serializer=JSONSerializer, store=store,
-                      service=config.service, requeue_after_s=args.requeue_after, spool=spool,
+                      service=config.service, requeue_after_s=args.requeue_after, spool=spool, gate=gate,
                       job_monitoring_interval=args.heartbeat, maintenance_interval=args.maintenance,
                       worker_ttl=max(20, args.maintenance + 15))
 

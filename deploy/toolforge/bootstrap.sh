@@ -9,7 +9,8 @@ SRC="$HOME/side"
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install --upgrade pip wheel
 # CPU wheels of torch: Toolforge has no GPU, and the CUDA wheels would not fit the quota.
-"$VENV/bin/pip" install --extra-index-url https://download.pytorch.org/whl/cpu -e "$SRC"
+# The service extra runs side-worker and the web service; the bot extra, side-bot.
+"$VENV/bin/pip" install --extra-index-url https://download.pytorch.org/whl/cpu -e "$SRC[service,bot]"
 mkdir -p "$HOME/www/python/src" "$HOME/logs"
 ln -sf "$SRC/deploy/toolforge/app.py" "$HOME/www/python/src/app.py"
 ln -sf "$SRC/deploy/toolforge/service.template" "$HOME/service.template"
