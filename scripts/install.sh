@@ -58,7 +58,7 @@ fi
 # gadget tests run against, Chromium for the browser tests, nginx as the reverse proxy in front
 # of the web service in the proxy tests, cmake and g++ to build the LLM judge's test server
 # (below). --no-install-recommends keeps
-# php-apcu out: under `php -S` it hides edits made by maintenance scripts (see deploy/README.md).
+# php-apcu out: under `php -S` it hides edits made by maintenance scripts (see tests/harness/mediawiki.py).
 DEBIAN_PACKAGES=(redis-server mediawiki php-sqlite3 php-cli php-intl php-mbstring php-xml chromium nginx cmake g++)
 
 missing=()

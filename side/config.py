@@ -150,7 +150,6 @@ class VerifierConfig:
 
     model_dir: str = ""
     batch_size: int = 32
-    max_length: int = 256
     #: Fallback flag threshold where the model has no combiner.json (the shipped one has its
     #: supported cut, chosen on train data).
     flag_threshold: float = 0.5
@@ -557,7 +556,7 @@ SIGNED_SETTINGS = frozenset({"bot.report_threshold"})
 POSITIVE_SETTINGS = frozenset({
     "fetch.timeout_s", "fetch.max_bytes", "fetch.concurrency", "fetch.per_host", "fetch.check_budget_s",
     "crawl.concurrency", "retrieval.k_sparse", "retrieval.k_dense", "retrieval.passage_words",
-    "retrieval.passage_stride", "verifier.batch_size", "verifier.max_length", "service.job_timeout_s",
+    "retrieval.passage_stride", "verifier.batch_size", "service.job_timeout_s",
     "service.fetch_budget_window_s", "service.max_body_bytes", "service.port", "service.threads",
     "login.session_hours", "login.timeout_s", "bot.max_page_bytes", "bot.poll_interval_s", "bot.backlog_max_pages",
     "judge.timeout_s", "judge.max_tokens", "judge.window_tokens", "judge.breaker_failures",
