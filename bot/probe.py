@@ -19,6 +19,7 @@ no evidence either way, and the bot counts as starting.
 from __future__ import annotations
 
 import argparse
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -41,8 +42,10 @@ def probe_bot(checkpoint: Path, max_age_s: float, age_s: float | None, grace_s: 
     """The verdict from the checkpoint file's modification time."""
     now = time.time() if now is None else now
     try:
-        silent_s: float | None = now - checkpoint.stat().st_mtime
-    except FileNotFoundError:
+        found = checkpoint.stat()
+        # a folder (or anything but a file) at that path is no checkpoint the bot wrote
+        silent_s: float | None = now - found.st_mtime if stat.S_ISREG(found.st_mode) else None
+    except (FileNotFoundError, NotADirectoryError):
         silent_s = None
     if silent_s is not None and silent_s <= max_age_s:
         return Liveness(True, f"checkpoint {checkpoint} written {max(silent_s, 0):.0f} s ago")

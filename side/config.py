@@ -468,23 +468,51 @@ class Config:
         return self.retrieval.milvus_uri or str(Path(self.var_dir) / "milvus.db")
 
 
+#: How a yes/no setting may be written in an environment variable (any case).
+TRUE_WORDS, FALSE_WORDS = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off", ""})
+
+
 def _coerce(value: Any, like: Any, name: str) -> Any:
-    """Convert a TOML or environment value to the type of the default it replaces."""
+    """Convert a TOML or environment value to the type of the default it replaces. A value of
+    another kind is refused rather than bent: "maybe" is no yes/no, 1.7 no count, a list no text."""
     try:
         if isinstance(like, bool):
-            if isinstance(value, str):
-                return value.strip().lower() in {"1", "true", "yes", "on"}
-            return bool(value)
+            return _yes_no(value, name)
         if isinstance(like, Path):
-            return Path(value).expanduser()
+            return Path(_kind(value, str, name)).expanduser()
         if isinstance(like, list):
             if isinstance(value, str):
                 return [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{name} must be a list of text, not {value!r}")
             return list(value)
-        if isinstance(like, (int, float, str)):
-            return type(like)(value)
+        if isinstance(like, int):
+            number = int(value) if isinstance(value, str) else _kind(value, (int, float), name)
+            if number != int(number):
+                raise ConfigError(f"{name} must be a whole number, not {value!r}")
+            return int(number)
+        if isinstance(like, float):
+            return float(value) if isinstance(value, str) else float(_kind(value, (int, float), name))
+        if isinstance(like, str):
+            return _kind(value, str, name)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid value for {name}: {value!r}") from exc
+    return value
+
+
+def _yes_no(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS | FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise ConfigError(f"{name} must be true or false, not {value!r}")
+
+
+def _kind(value: Any, kinds: type | tuple[type, ...], name: str) -> Any:
+    """``value`` itself when it is of ``kinds`` (a TOML true is no number, though Python calls it 1)."""
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        wanted = "text" if kinds is str else "a number"
+        raise ConfigError(f"{name} must be {wanted}, not {value!r}")
     return value
 
 

@@ -598,6 +598,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 prioritize=make_prioritizer(config), judge=judge,
                                 schedule_judgements=make_judgement_scheduler(config, connection))
         set_context(context)
+    except SideError as exc:  # a damaged model or index folder: the message names the file
+        print(f"side-worker: error: {exc}", file=sys.stderr)
+        store.close()
+        return 2
     except Exception as exc:  # e.g. device "cuda" where torch has no usable GPU
         log.debug("model load failed", exc_info=True)
         print(f"side-worker: error: cannot load the verifier on {config.verifier.device!r}: "

@@ -128,6 +128,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path the user named that cannot be read or written (a file where a
+        # folder must be, a full disk): the system's reason and the path, without a traceback
+        logging.getLogger(__name__).debug("system error", exc_info=True)
+        from side.cli.terminal import printable
+
+        print(printable(f"side: error: {_os_error_text(exc)}"), file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _os_error_text(exc: OSError) -> str:
+    """``No such file or directory: PATH`` from an OSError, in one line."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{reason}: {' -> '.join(paths)}" if paths else reason
 
 
 if __name__ == "__main__":  # pragma: no cover

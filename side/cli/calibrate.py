@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import logging
 import shutil
 from pathlib import Path
 from typing import Any
 
-from side.cli.checks import at_least
+from side.cli.checks import at_least, folder_to_write
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.errors import InputError
 from side.extras import install_command
@@ -76,6 +76,7 @@ def _target(args: argparse.Namespace, model_dir: Path) -> Path | None:
         return model_dir if args.write else None
     if args.out.resolve() == model_dir.resolve() and not args.write:
         raise InputError(f"--out {args.out} is the model directory itself: add --write to replace its combiner.json")
+    folder_to_write(args.out)
     return args.out
 
 
@@ -138,5 +139,5 @@ def run_calibrate(args: argparse.Namespace, config: Config) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         count = review_exporter()(config, path, args.wiki)
         log.info("%d reviewed results exported to %s", count, path)
-    print(json.dumps(calibrate_file(path, args, config), indent=2))
+    print(json_text(calibrate_file(path, args, config), indent=2))
     return 0

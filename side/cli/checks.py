@@ -9,9 +9,11 @@ model. So each command states its bounds here, and a value outside them is one l
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from side.errors import InputError
 
-__all__ = ["at_least", "above", "at_most"]
+__all__ = ["at_least", "above", "at_most", "folder_to_write"]
 
 
 def _option(name: str) -> str:
@@ -37,3 +39,16 @@ def at_most(maximum: float, **options: float | None) -> None:
     for name, value in options.items():
         if value is not None and not value <= maximum:
             raise InputError(f"{_option(name)} must be at most {maximum:g}, not {value:g}")
+
+
+def folder_to_write(path: str | Path | None, option: str = "out") -> None:
+    """``--out`` (None: left out) names a folder that exists or can be made: neither a file nor
+    under one. Checked before the work, which can take an hour, not when its result is saved."""
+    if path is None:
+        return
+    path = Path(path)
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise InputError(f"{_option(option)} {path}: {part} is a file, not a folder")
+            return

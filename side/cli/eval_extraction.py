@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from side.cli.checks import at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     results = evaluate_extraction(Path(data_dir), limit=args.limit, n=args.ngram)
     if args.json:
         payload = {"ngram": args.ngram, "results": [r.to_dict(per_page=args.per_page) for r in results]}
-        print(json.dumps(payload, indent=2))
+        print(json_text(payload, indent=2))
     else:
         _print_table(results, args.ngram)
     return 0

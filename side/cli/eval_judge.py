@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.errors import InputError
 
@@ -75,7 +75,7 @@ def run_eval_judge(args: argparse.Namespace, config: Config) -> int:
     report["judge_url"], report["judge_model"] = url, judge.settings.model if judge else ""
     report["note"] = SMALL_MODEL_NOTE.format(auc=PEER_LIFTWING_AUC)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json_text(report, indent=2))
     else:
         _print(report, args.task)
     return 0

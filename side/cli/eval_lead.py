@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.verify.levels import VerdictLevel
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     with tqdm(total=len(pages), desc="checking leads", unit="article") as bar:  # on stderr, beside --json
         report = evaluate_lead(lambda lead: check_lead(verifier, lead), pages, bar.update)
     if args.json:
-        print(json.dumps(report.to_dict(per_article=args.per_article), indent=2))
+        print(json_text(report.to_dict(per_article=args.per_article), indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -8,11 +8,11 @@ Built indexes are cached under ``var_dir/eval`` so that a rerun only queries.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from side.cli.checks import at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.errors import InputError
 
@@ -69,7 +69,7 @@ def _report(args: argparse.Namespace, config: Config) -> RetrievalReport:
 def run(args: argparse.Namespace, config: Config) -> int:
     report = _report(args, config)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1))
+        print(json_text(report.to_dict(), indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -4,11 +4,11 @@ with ``--wice``, count the citations of WiCE that end as cannot check, and why."
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from side.cli.checks import at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return _run_wice(args, config)
     report = evaluate_sources(Path(args.data_dir or config.data_dir), args.labels or LABELS_FILE, args.limit)
     if args.json:
-        print(json.dumps(report.to_dict(per_page=args.per_page), indent=1))
+        print(json_text(report.to_dict(per_page=args.per_page), indent=1))
     else:
         _print(report)
     return 0
@@ -61,7 +61,7 @@ def _run_wice(args: argparse.Namespace, config: Config) -> int:
     path = data_dir / WICE_DEV if args.wice == WICE_DEFAULT else args.wice
     report = evaluate_wice_cannot_check(path, args.limit)
     if args.json:
-        print(json.dumps(report.to_dict(per_citation=args.per_page), indent=1))
+        print(json_text(report.to_dict(per_citation=args.per_page), indent=1))
     else:
         _print_cannot_check(report)
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from side.cli.checks import above, at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 
 __all__ = ["TASKS", "register", "run_eval_verify"]
@@ -118,7 +118,7 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
                 results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit,
                                                                 progress=bar.update, gold_level=levels)
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json_text(results, indent=2))
     else:
         _print_tables(results)
     return 0

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from side.cli.checks import at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 
 __all__ = ["register", "run"]
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
                               neighbour_weight=args.neighbour_weight)
     report["claims_file"] = str(claims)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json_text(report, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from side.cli.checks import at_least
+from side.cli.checks import at_least, folder_to_write
+from side.cli.jsonout import json_text
 from side.cli.terminal import printable
 from side.config import Config
 from side.errors import InputError
@@ -177,6 +177,7 @@ def run_build(args: argparse.Namespace, config: Config) -> int:
         check_server(milvus)  # an unreachable server or unsupported index is reported before any work
     started = time.perf_counter()
     out = args.out or config.index_dir
+    folder_to_write(out)
     words = args.words or config.retrieval.passage_words
     stride = args.stride or (words if args.demo else config.retrieval.passage_stride)
     max_words = DEMO_MAX_WORDS if args.max_words is None and args.demo else (args.max_words or 0)
@@ -260,7 +261,7 @@ def run_stats(args: argparse.Namespace, config: Config) -> int:
     out = args.out or config.index_dir
     stats = corpus_stats(out, top=args.top, days=args.days)
     if args.json:
-        print(json.dumps(stats.to_dict(), indent=1))
+        print(json_text(stats.to_dict(), indent=1))
         return 0
     print(f"corpus {out}: {stats.documents} documents, {stats.passages} passages")
     print(f"added per day (by fetch time; {stats.unfetched} documents from datasets have none):")
@@ -281,7 +282,7 @@ def run_search(args: argparse.Namespace, config: Config) -> int:
     retriever = open_retriever(args, config, args.index or config.index_dir)
     hits = retriever.search(args.query, args.dense_query, k=args.k, mode=args.mode, fusion=args.fusion)
     if args.json:
-        print(json.dumps([_brief(h) for h in hits], indent=1, ensure_ascii=False))
+        print(json_text([_brief(h) for h in hits], indent=1, ensure_ascii=False))
         return 0
     _print_table(args.query, hits)
     return 0

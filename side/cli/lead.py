@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.cli.jsonout import json_text
 from side.cli.verify import LEVEL_STYLE, add_article_arguments, load_article
 from side.config import Config
 
@@ -48,7 +48,7 @@ def run_lead(args: argparse.Namespace, config: Config) -> int:
         verifier = Verifier.from_config(config, args.model)
         verdicts = check_lead(verifier, lead)
     if args.json:
-        print(json.dumps({"title": title, "lead_sentences": lead.sentences, "cited": lead.cited,
+        print(json_text({"title": title, "lead_sentences": lead.sentences, "cited": lead.cited,
                           "body_sentences": len(lead.body), "claims": [v.to_dict() for v in verdicts]},
                          indent=2, ensure_ascii=False))
     else:

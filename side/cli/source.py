@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from side.cli.jsonout import json_text
 from side.cli.terminal import printable
 from side.config import Config
 
@@ -33,7 +33,7 @@ def run_source(args: argparse.Namespace, config: Config) -> int:
     assessment = assess_source(source)
     if args.json:
         judged = {"state": assessment.state, "reason": assessment.describe() if not assessment.readable else ""}
-        print(json.dumps({**source.to_dict(), "assessment": judged}, indent=2, ensure_ascii=False))
+        print(json_text({**source.to_dict(), "assessment": judged}, indent=2, ensure_ascii=False))
         return 0
     state = "readable" if assessment.readable else f"cannot check: {assessment.describe()}"
     # The page wrote its title, text and type (and the server the URL it redirected to): printed

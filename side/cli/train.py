@@ -4,10 +4,10 @@ from the shared data."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from side.cli.checks import above, at_least, at_most
+from side.cli.checks import above, at_least, at_most, folder_to_write
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.training.contrastive import CONTRASTIVE_SETS
 from side.training.finetune import FP32_CPU_RECIPE, FULL_RECIPE, TrainSettings
@@ -173,6 +173,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
     at_least(20, chunk_words=args.chunk_words)  # fewer words hold no claim's evidence
     _check_numbers(args)
+    folder_to_write(args.out)
     if args.train_only and (args.combiner_only or args.levels_only):
         raise InputError("--train-only skips the combiner that --combiner-only / --levels-only fit; give one of them")
     require_file(data_dir / WICE_TRAIN)
@@ -191,11 +192,11 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         )
         if args.probe_only:
             examples, probe = training_examples(settings)
-            print(json.dumps({"examples": len(examples), "shortcut_probe": probe.to_dict()}, indent=2))
+            print(json_text({"examples": len(examples), "shortcut_probe": probe.to_dict()}, indent=2))
             return 0
         stats = train_verifier(settings)
         if args.train_only:
-            print(json.dumps({"training": stats}, indent=2))
+            print(json_text({"training": stats}, indent=2))
             return 0
     verifier = Verifier.from_config(config, args.out)
     cache = Path(config.var_dir) / "calibration"
@@ -207,7 +208,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
     items = level_items(data_dir, seed=args.seed, holdout=holdout)
     levels = choose_levels(combiner, level_signals(verifier, items, cache), items)
     combiner.save(Path(args.out) / COMBINER_FILE)
-    print(json.dumps({"training": stats, "combiner": combiner.info, **levels}, indent=2))
+    print(json_text({"training": stats, "combiner": combiner.info, **levels}, indent=2))
     return 0
 
 
@@ -248,5 +249,5 @@ def run_train_unsupported(args: argparse.Namespace, config: Config) -> int:
     with tqdm(total=total, desc="reading claims against their pages", unit="claim", leave=False) as bar:
         tagger = fit_tagger(embeddings, data, seed=args.seed, progress=bar.update)
     tagger.save(out / UNSUPPORTED_FILE)
-    print(json.dumps({"written": str(out / UNSUPPORTED_FILE), "threshold": tagger.threshold, **tagger.info}, indent=2))
+    print(json_text({"written": str(out / UNSUPPORTED_FILE), "threshold": tagger.threshold, **tagger.info}, indent=2))
     return 0

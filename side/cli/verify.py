@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from side.cli.checks import at_least
+from side.cli.jsonout import json_text
 from side.config import Config
 from side.errors import InputError
 from side.verify.levels import VerdictLevel
@@ -104,7 +104,7 @@ def run_verify(args: argparse.Namespace, config: Config) -> int:
         results = pipeline.verify_claims(claims, bar.update)
     report = ArticleResults(title, results, bar.format_dict["elapsed"])
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        print(json_text(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         print_report(report)
     return 0

@@ -198,7 +198,10 @@ def auroc(positive: np.ndarray, score: np.ndarray) -> float:
 
 
 def precision_at_recall(positive: np.ndarray, score: np.ndarray, recall: float = OPERATING_RECALL) -> float:
-    """Precision of the top-scored items at the first cut reaching ``recall`` of the positives."""
+    """Precision of the top-scored items at the first cut reaching ``recall`` of the positives
+    (NaN, as for :func:`auroc`, where there is no positive to reach)."""
+    if not positive.any():
+        return float("nan")
     needed = max(1, math.ceil(recall * positive.sum()))
     hits = np.cumsum(positive[np.argsort(-score, kind="stable")])
     cut = int(np.searchsorted(hits, needed)) + 1

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from side.data import read_jsonl, require_file
+from side.data import read_json_object, read_jsonl, require_file
 from side.errors import IndexNotFoundError, InputError
 from side.text import split_sentences, window_sentences
 
@@ -168,9 +168,13 @@ class Corpus:
         directory = Path(directory)
         if not cls.exists(directory):
             raise IndexNotFoundError(f"no corpus in {directory} (run `side index build`)")
-        manifest = json.loads((directory / MANIFEST_FILE).read_text(encoding="utf-8"))
-        documents = [Document.from_dict(r) for r in read_jsonl(directory / DOCUMENTS_FILE)]
-        passages = [Passage.from_dict(r) for r in read_jsonl(directory / PASSAGES_FILE)]
+        manifest = read_json_object(directory / MANIFEST_FILE, "the corpus's")
+        try:
+            documents = [Document.from_dict(r) for r in read_jsonl(directory / DOCUMENTS_FILE)]
+            passages = [Passage.from_dict(r) for r in read_jsonl(directory / PASSAGES_FILE)]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"the corpus in {directory} is damaged ({type(exc).__name__}: {exc}); "
+                             "build the index again") from exc
         return cls(directory, documents, passages, manifest)
 
     def save(self) -> None:

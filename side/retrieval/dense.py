@@ -211,7 +211,11 @@ class DenseIndex:
         if not Path(path).is_file():
             raise IndexNotFoundError(f"no dense index at {path}")
         check_encoder(built_by, Path(path).parent, encoder)
-        return cls(faiss.read_index(str(path)), kind, encoder, built_by)
+        try:
+            index = faiss.read_index(str(path))
+        except RuntimeError as exc:  # FAISS's own reader: a truncated or foreign file
+            raise InputError(f"{path} is not a readable FAISS index; build the index again") from exc
+        return cls(index, kind, encoder, built_by)
 
 
 def _cached_embeddings(directory: Path, encoder: str) -> dict[str, np.ndarray]:

@@ -190,7 +190,7 @@ class Encoder:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
             self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True)
-        except OSError as exc:
+        except (OSError, TypeError, ValueError) as exc:  # missing files; a config.json of another shape
             raise ModelLoadError(f"cannot load encoder from {self.path}: {exc}") from exc
         self.model = numbers.apply(self.model.to(self.device).eval(), self.precision)
         self._torch = torch

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from side.data import read_jsonl
+from side.data import read_json_object, read_jsonl
 from side.errors import IndexNotFoundError
 from side.extract.dump import canonical_url
 from side.retrieval.corpus import DOCUMENTS_FILE, MANIFEST_FILE, Corpus, Document, build_corpus, sha1
@@ -159,7 +159,9 @@ def corpus_dir_of(index_dir: str | Path) -> Path:
     index_dir = Path(index_dir)
     meta = index_dir / "index.json"
     if meta.is_file():
-        return index_dir / json.loads(meta.read_text(encoding="utf-8")).get("corpus_dir", ".")
+        from side.retrieval.retriever import read_index_meta
+
+        return index_dir / read_index_meta(index_dir).get("corpus_dir", ".")
     return index_dir
 
 
@@ -262,7 +264,7 @@ def corpus_stats(index_dir: str | Path, top: int = 10, days: int = 0) -> CorpusS
     corpus_dir = corpus_dir_of(index_dir)
     if not Corpus.exists(corpus_dir):
         raise IndexNotFoundError(f"no corpus in {index_dir} (run `side index build`)")
-    manifest = json.loads((corpus_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(corpus_dir / MANIFEST_FILE, "the corpus's")
     per_day: Counter[str] = Counter()
     domains: Counter[str] = Counter()
     documents = unfetched = not_web = 0

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from side.data import read_json_object
 from side.errors import IndexNotFoundError, InputError
 from side.retrieval.corpus import Corpus, Passage
 from side.retrieval.dense import DenseIndex, check_encoder, embed_passages, name_of
@@ -146,7 +147,10 @@ def read_index_meta(index_dir: str | Path) -> dict[str, Any]:
     path = Path(index_dir) / INDEX_FILE
     if not path.is_file():
         raise IndexNotFoundError(f"no index in {index_dir} (run `side index build`)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    meta = read_json_object(path, "the index's")
+    if not isinstance(meta.get("corpus_dir", "."), str):
+        raise InputError(f"the index's {path} names no corpus folder (corpus_dir)")
+    return meta
 
 
 def _is_current(directory: Path, corpus: Corpus, faiss_index: str, stemmer: str, encoder: str) -> bool:

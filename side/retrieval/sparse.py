@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from side.data import read_json_object
 from side.errors import IndexNotFoundError, InputError
 
 __all__ = ["PrunedPostings", "SparseIndex", "analysed_texts", "light_stem", "make_stemmer", "prune_postings",
@@ -286,7 +287,7 @@ class SparseIndex:
         directory = Path(directory)
         if not (directory / "sparse.json").is_file():
             raise IndexNotFoundError(f"no sparse index in {directory}")
-        meta = json.loads((directory / "sparse.json").read_text(encoding="utf-8"))
+        meta = read_json_object(directory / "sparse.json", "the sparse index's")
         bm25s = quiet_bm25s()
         # pruning reads the whole lists once, memory-mapped, and keeps only its copy in memory
         mapped = max_postings > 0

@@ -127,7 +127,7 @@ class FeedbackRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeedbackRecord:
         """The inverse of :meth:`to_dict`; an InputError names what is wrong with ``data``."""
-        if data.get("version") != FEEDBACK_VERSION:
+        if not _is_version(data.get("version")):
             raise InputError(f"feedback record version {data.get('version')!r} is not {FEEDBACK_VERSION}")
         try:
             action = FeedbackAction(data["action"])
@@ -135,6 +135,8 @@ class FeedbackRecord:
             if action is FeedbackAction.DISMISS:
                 reason = DismissReason(reason)
             score = data.get("score")
+            if score is not None and not 0 <= float(score) <= 1:  # NaN too
+                raise ValueError(f"score {score!r} is not a support score from 0 to 1")
             suggestion = data.get("suggestion")
             revision, result_id = data.get("revision"), data.get("result_id")
             return cls(claim=str(data["claim"]), context=str(data.get("context") or ""),
@@ -178,8 +180,12 @@ def write_feedback(records: Iterable[FeedbackRecord], path: str | Path) -> int:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
+    with open(path, "rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{path}:{number}: not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
@@ -200,7 +206,7 @@ def read_feedback(path: str | Path) -> list[FeedbackRecord]:
     first = next(rows, None)
     if first is None or first[1].get("format") != FEEDBACK_FORMAT:
         raise InputError(f"{path} is not a feedback export: its first line is not a {FEEDBACK_FORMAT} header")
-    if first[1].get("version") != FEEDBACK_VERSION:
+    if not _is_version(first[1].get("version")):
         raise InputError(f"{path}: feedback format version {first[1].get('version')!r} is not {FEEDBACK_VERSION}")
     records = []
     for number, row in rows:
@@ -208,4 +214,13 @@ def read_feedback(path: str | Path) -> list[FeedbackRecord]:
             records.append(FeedbackRecord.from_dict(row))
         except InputError as exc:
             raise InputError(f"{path}:{number}: {exc}") from None
+    expected = first[1].get("records")
+    if expected is not None and expected != len(records):
+        raise InputError(f"{path}: its header counts {expected!r} records and it holds {len(records)} "
+                         "(cut short, or added to by hand)")
     return records
+
+
+def _is_version(value: Any) -> bool:
+    """The format version this reader knows (``true`` is no version, though Python calls it 1)."""
+    return type(value) is int and value == FEEDBACK_VERSION

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from side.data import read_json_object
 from side.errors import InputError
 from side.training.chunked import chunked_examples
 from side.training.contrastive import contrastive_examples
@@ -195,7 +196,8 @@ def _checkpoint_paths(work_dir: Path) -> tuple[Path, Path]:
 def _check_resume(ckpt_meta: Path, base: str) -> None:
     """InputError when the checkpoint was trained from another backbone (a checkpoint written
     before the backbone was recorded is MiniLM's): its weights would not fit the model."""
-    saved = json.loads(ckpt_meta.read_text()).get("base", DEFAULT_BACKBONE) if ckpt_meta.is_file() else base
+    saved = read_json_object(ckpt_meta, "the training checkpoint's").get("base", DEFAULT_BACKBONE) \
+        if ckpt_meta.is_file() else base
     if saved != base:
         raise InputError(f"the checkpoint in {ckpt_meta.parent} was trained from {saved}, not {base}: "
                          f"resume with --base {saved}, or start anew without --resume")
@@ -209,7 +211,7 @@ def _check_init(model_dir: Path, base: str) -> None:
     if not (meta_file.is_file() and weights.is_file()):
         raise InputError(f"--init {model_dir}: no {WEIGHTS_FILE} and {META_FILE} there "
                          "(give a directory `side train verifier` wrote)")
-    saved = backbone_of(json.loads(meta_file.read_text(encoding="utf-8")))
+    saved = backbone_of(read_json_object(meta_file, f"--init {model_dir}:"))
     if saved != base:
         raise InputError(f"--init {model_dir} was trained from {saved}, not {base}: give --base {saved}")
 

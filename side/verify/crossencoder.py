@@ -20,25 +20,25 @@ with Side's truncation, and precision and device are chosen as for Side's own mo
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from side.errors import ModelLoadError
+from side.data import read_json_object
+from side.errors import InputError, ModelLoadError
 from side.retrieval.encoder import BATCH_OVERHEAD_TOKENS, encoder_path, padding_batches, pick_device
 
 __all__ = [
     "VerdictLabel", "LABELS", "PARTIAL", "BACKBONES", "BACKBONE_LAYERS", "DEFAULT_BACKBONE", "backbone_of",
     "DEFAULT_MODEL_DIR", "WEIGHTS_FILE", "META_FILE", "PASSAGE_SHARE", "Pair",
     "HF_CONFIG_FILE", "HF_MAX_LENGTH", "LABEL_ALIASES", "NOT_SUPPORT_ALIASES", "normalise_label", "label_columns",
-    "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate", "load_trained_weights",
-    "trainable_state", "CrossEncoder",
+    "read_model_json", "read_label_map", "build_model", "load_tokenizer", "PairEncoder", "collate",
+    "load_trained_weights", "trainable_state", "CrossEncoder",
 ]
 
 if TYPE_CHECKING:
@@ -154,16 +154,27 @@ def label_columns(id2label: dict[int, str]) -> list[int]:
     return columns
 
 
+def read_model_json(path: Path) -> dict[str, Any]:
+    """A JSON object of a model folder (verifier.json, config.json, combiner.json); ModelLoadError,
+    in one line, when it is missing or damaged."""
+    if not path.is_file():
+        raise ModelLoadError(f"{path} is missing: {path.parent} is not a complete model folder")
+    try:
+        return read_json_object(path, "the model's")
+    except InputError as exc:
+        raise ModelLoadError(str(exc)) from exc
+
+
 def read_label_map(config_file: Path) -> dict[int, str]:
     """id2label of a checkpoint's config.json (or label2id inverted), keyed by output index."""
+    config = read_model_json(config_file)
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"cannot read {config_file}: {exc}") from exc
-    if config.get("id2label"):
-        return {int(k): str(v) for k, v in config["id2label"].items()}
-    if config.get("label2id"):
-        return {int(v): str(k) for k, v in config["label2id"].items()}
+        if config.get("id2label"):
+            return {int(k): str(v) for k, v in config["id2label"].items()}
+        if config.get("label2id"):
+            return {int(v): str(k) for k, v in config["label2id"].items()}
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ModelLoadError(f"{config_file}: id2label / label2id do not map class numbers to names ({exc})") from exc
     raise ModelLoadError(f"{config_file} names no labels (id2label or label2id); Side cannot tell its classes apart")
 
 
@@ -298,7 +309,10 @@ def load_trained_weights(model: torch.nn.Module, weights: Path, widen: bool = Fa
     import torch
     from safetensors.torch import load_file
 
-    state = {k: v.float() for k, v in load_file(str(weights)).items()}
+    try:
+        state = {k: v.float() for k, v in load_file(str(weights)).items()}
+    except Exception as exc:  # noqa: BLE001 - safetensors' own error type: a truncated or foreign file
+        raise ModelLoadError(f"{weights} is not readable safetensors weights ({exc})") from exc
     if widen:
         own = model.state_dict()
         for key, value in list(state.items()):
@@ -378,7 +392,7 @@ class CrossEncoder:
 
     def _load_side(self, weights: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict]:
         """Side's own files: the trained weights over the offline backbone's word embeddings."""
-        meta = json.loads((self.model_dir / META_FILE).read_text(encoding="utf-8"))
+        meta = read_model_json(self.model_dir / META_FILE)
         base = backbone_of(meta)
         model = build_model(len(meta.get("labels", LABELS)), base)
         load_trained_weights(model, weights)

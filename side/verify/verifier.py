@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from side.config import Config, VerifierConfig
+from side.errors import ModelLoadError
 from side.verify.crossencoder import (
     DEFAULT_MODEL_DIR,
     LABELS,
@@ -34,6 +35,7 @@ from side.verify.crossencoder import (
     CrossEncoder,
     Pair,
     VerdictLabel,
+    read_model_json,
 )
 from side.verify.decompose import split_claim
 from side.verify.evidence import (
@@ -300,12 +302,23 @@ class Combiner:
     def load(cls, path: Path) -> Combiner | None:
         if not path.is_file():
             return None
-        data = json.loads(path.read_text())
-        features = tuple(data.pop("features", ()))
+        data = read_model_json(path)
+        features = data.pop("features", ())
+        if not isinstance(features, list) or not isinstance(data.get("coef", ()), list):
+            raise ModelLoadError(f"{path}: features and coef are not lists")
         if not features or not set(features) <= set(FEATURES) or len(features) != len(data.get("coef", ())):
             log.warning("combiner at %s was fitted on other features; ignoring it", path)
             return None
-        return cls(**data, features=features)
+        try:
+            combiner = cls(**data, features=tuple(features))
+        except TypeError as exc:  # a key this version does not know, or one missing
+            raise ModelLoadError(f"{path} is not a combiner this version of Side reads ({exc})") from exc
+        numbers = [*combiner.mean, *combiner.scale, *combiner.coef, combiner.intercept, combiner.flag_threshold,
+                   combiner.report_threshold]
+        if len({len(combiner.mean), len(combiner.scale), len(features)}) != 1 or not all(
+                type(n) in (int, float) for n in numbers):
+            raise ModelLoadError(f"{path}: mean, scale and coef are not numbers, one per feature")
+        return combiner
 
 
 @dataclass
