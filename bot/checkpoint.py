@@ -137,8 +137,11 @@ class Checkpoint:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
         position, in_progress = data.get("position"), data.get("in_progress")
+        pending = data.get("pending") or []
+        if not isinstance(pending, list) or not all(isinstance(c, str) for c in pending):
+            raise TypeError("pending is not a list of check ids")
         return cls(wiki=str(data["wiki"]), position=Position.from_dict(position) if position else None,
-                   pending=tuple(data.get("pending", ())), handled=int(data.get("handled", 0)),
+                   pending=tuple(pending), handled=int(data.get("handled", 0)),
                    in_progress=InProgress.from_dict(in_progress) if in_progress else None)
 
 
@@ -162,7 +165,7 @@ class CheckpointFile:
             return Checkpoint(wiki)
         try:
             checkpoint = Checkpoint.from_dict(json.loads(self.path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # AttributeError: not an object
             raise CheckpointError(f"cannot read the checkpoint {self.path}: {exc}; fix or delete it "
                                   "(deleting it makes the bot start from the newest change)") from exc
         if checkpoint.wiki != wiki:

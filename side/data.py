@@ -18,8 +18,8 @@ from side.errors import DataNotFoundError, InputError
 T = TypeVar("T")
 
 __all__ = [
-    "require_file", "read_json_object", "read_jsonl", "read_jsonl_lines", "WICE_LABELS", "WiceClaim", "load_wice",
-    "SciFactDoc", "SciFactClaim", "load_scifact_corpus", "load_scifact_claims",
+    "require_file", "read_text_file", "read_json_object", "read_jsonl", "read_jsonl_lines", "WICE_LABELS",
+    "WiceClaim", "load_wice", "SciFactDoc", "SciFactClaim", "load_scifact_corpus", "load_scifact_claims",
 ]
 
 
@@ -28,6 +28,17 @@ def require_file(path: str | Path) -> Path:
     if not path.is_file():
         raise DataNotFoundError(f"data file not found: {path} (set SIDE_DATA_DIR to the shared data folder)")
     return path
+
+
+def read_text_file(path: str | Path) -> str:
+    """A text file the user named (an article's wikitext), which must exist and be UTF-8."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text: {exc.reason}") from exc
 
 
 def read_json_object(path: str | Path, what: str) -> dict[str, Any]:

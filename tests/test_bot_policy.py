@@ -309,9 +309,10 @@ def test_checkpoint_round_trip_and_atomic_save(tmp_path):
             < Position("2026-11-22T10:00:01Z", 1))
     with pytest.raises(CheckpointError, match="belongs to wiki"):
         file.load("enwiki")
-    (tmp_path / "bot.json").write_text("{torn")
-    with pytest.raises(CheckpointError, match="cannot read"):
-        file.load("testwiki")
+    for damaged in ("{torn", "[1]", '{"wiki": "testwiki", "pending": "abc"}'):  # never read as 'a', 'b', 'c'
+        (tmp_path / "bot.json").write_text(damaged)
+        with pytest.raises(CheckpointError, match="cannot read"):
+            file.load("testwiki")
 
 
 def test_cooldown_expires(store):

@@ -91,6 +91,8 @@ def test_the_bound_itself_is_taken(tmp_path, monkeypatch, capsys):
     ("workers.probe", ["--max-age", "0"], "--max-age must be more than 0, not 0"),
     ("workers.probe", ["--grace", "-1"], "--grace must be at least 0, not -1"),
     ("bot.probe", ["--max-age", "nan"], "--max-age must be more than 0, not nan"),
+    ("side-worker", ["--ingest", "--index", "tests/conftest.py"],
+     "--index tests/conftest.py: tests/conftest.py is a file, not a folder"),
 ])
 def test_service_options_out_of_bounds_are_one_line_before_redis(program, argv, message, monkeypatch, capsys):
     """Refused before Redis is asked: the URL given points at a port nothing listens on, so an

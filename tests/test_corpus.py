@@ -94,6 +94,21 @@ def test_jsonl_loader_names_the_bad_line(tmp_path):
     assert list(documents_from_jsonl(good)) == [Document("u1", "u1", "T", "x")]
 
 
+@pytest.mark.parametrize(("record", "message"), [
+    ({"url": ["a"], "title": "T", "text": "x"}, ":1: url must be text"),
+    ({"url": "u", "title": {"a": 1}, "text": 5}, ":1: title, text must be text"),
+    ({"url": "u", "title": "T", "text": "x", "doc_id": [1]}, ":1: doc_id must be text"),
+    ({"url": " ", "title": "T", "text": "x"}, ":1: url is empty"),
+])
+def test_jsonl_loader_refuses_fields_of_the_wrong_kind(tmp_path, record, message):
+    """They used to be stored as their Python text ("['a']", "{'a': 1}", "5")."""
+    path = write_jsonl(tmp_path / "d.jsonl", [record])
+    with pytest.raises(InputError, match=message):
+        list(documents_from_jsonl(path))
+    nulls = write_jsonl(tmp_path / "n.jsonl", [{"url": "u", "title": None, "text": None, "doc_id": 7}])
+    assert list(documents_from_jsonl(nulls)) == [Document("7", "u", "", "")]
+
+
 def test_wice_loader_dedupes_pages_and_skips_meta(tmp_path):
     page = ["(meta data) TITLE: A Page", "(meta data) PUBLISHED DATETIME: 2020", "First fact.", "Second fact."]
     rows = [

@@ -271,3 +271,33 @@ def test_the_bot_probe_takes_a_folder_for_no_checkpoint(tmp_path):
                               capture_output=True, text=True, cwd=REPO_ROOT, timeout=60,
                               env={"SIDE_CONFIG": str(tmp_path / "none.toml"), "PATH": "/usr/bin:/bin"})
         assert done.returncode == 1 and done.stdout.strip() == f"NOT alive: no checkpoint at {checkpoint}", done
+
+
+def test_a_crawl_state_that_is_no_sqlite_file_is_one_line(tmp_path):
+    from side.sources.crawl import CrawlState
+
+    not_sqlite = tmp_path / "state.jsonl"
+    not_sqlite.write_text('{"a": 1}\n' * 200)
+    for path in (tmp_path, not_sqlite):
+        with pytest.raises(InputError, match="cannot be opened as SQLite"):
+            CrawlState(path)
+
+
+def test_smaller_readers_refuse_what_they_used_to_bend(tmp_path, capsys):
+    """``eval lead`` read a named article with errors="replace" where ``side lead`` refuses it;
+    ``lead --model`` with no such folder passed when no lead claim needed the model; the SciFact
+    oracle setting dropped a cited abstract the corpus lacks and scored the claim without it."""
+    from side.evaluation.lead import articles
+
+    article = tmp_path / "Article.wikitext"
+    article.write_bytes(b"Lead.\xff\n")
+    with pytest.raises(InputError, match="is not UTF-8 text"):
+        list(articles(tmp_path, [article]))
+    article.write_text("No citation in this lead.\n")
+    one_line_exit_2(["lead", str(article), "--model", str(tmp_path / "none")], capsys, "no such model folder")
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", {"doc_id": 1, "title": "T", "abstract": ["A."]})
+    claims = write_jsonl(tmp_path / "claims.jsonl", {"id": 7, "claim": "C.", "cited_doc_ids": [1, 999]})
+    assert side_main(["eval", "verify", "scifact", "--setting", "oracle", "--claims", claims, "--corpus", corpus]) == 2
+    err = capsys.readouterr().err  # after the progress bar's first line, the one error line
+    assert "Traceback" not in err and err.rstrip().endswith("does not hold") and "claim 7 cites 999, which" in err

@@ -285,6 +285,10 @@ def test_corrupt_bz2_and_missing_dump_exit_2(server, tmp_path, capsys):
     errors = capsys.readouterr().err.splitlines()
     assert len(errors) == 2 and "not found" in errors[1]
     assert main(["index", "build", "--dry-run"]) == 2
+    capsys.readouterr()
+    state = tmp_path / "var" / "crawl" / "none.xml.sqlite3"
+    assert main(["index", "build", "--dump", str(tmp_path / "none.xml"), "--out", str(tmp_path / "index")]) == 2
+    assert "dump not found" in capsys.readouterr().err and not state.exists()  # no state file made for it
 
 
 def test_dry_run_lists_urls_and_fetches_nothing(dump, server, capsys):

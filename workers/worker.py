@@ -66,7 +66,7 @@ from service.liveness import beating
 from service.queue import REQUEUE_AFTER_S, QueueUnavailableError, get_queue, redis_connection, requeue_lost
 from service.store import CheckStatus
 from service.stream import DEFAULT_MAX_ENTRIES, DEFAULT_MIN_IDLE_MS, add_prepared, live_scorers, stream_key
-from side.cli.checks import above, at_least
+from side.cli.checks import above, at_least, folder_to_write
 from side.config import Config, ServiceConfig, load_config
 from side.errors import SideError
 from workers.jobs import WorkerContext, set_context
@@ -568,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             config.service.queue = args.queue
         if args.role != "full" and args.ingest:
             raise SideError(f"--role {args.role} and --ingest exclude each other")
+        if args.ingest:  # else every ingest job would fail on it
+            folder_to_write(args.index or config.index_dir, "index")
         connection = redis_connection(config.service.redis_url)
         if args.ingest:
             return _serve_ingest(config, args, connection)
@@ -641,6 +643,9 @@ def _serve_ingest(config: Config, args: argparse.Namespace, connection: redis.Re
 
     try:
         set_ingest_context(load_ingest_context(config, args))
+    except SideError as exc:
+        print(f"side-worker: error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - one line, as for the verifier
         log.debug("encoder load failed", exc_info=True)
         print(f"side-worker: error: cannot load the passage encoder: {type(exc).__name__}: {exc}", file=sys.stderr)

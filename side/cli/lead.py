@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from side.cli.jsonout import json_text
 from side.cli.verify import LEVEL_STYLE, add_article_arguments, load_article
 from side.config import Config
+from side.errors import InputError
 
 __all__ = ["register", "run_lead", "print_lead"]
 
@@ -41,6 +42,8 @@ def run_lead(args: argparse.Namespace, config: Config) -> int:
     from side.verify.lead import check_lead
     from side.verify.verifier import Verifier
 
+    if args.model is not None and not args.model.is_dir():  # said now, even if no lead claim needs the model
+        raise InputError(f"--model {args.model}: no such model folder")
     wikitext, title = load_article(args, config)
     lead = read_lead(wikitext, title)
     verdicts: list[LeadVerdict] = []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from side.cli.checks import at_least
 from side.cli.jsonout import json_text
 from side.config import Config
+from side.data import read_text_file
 from side.errors import InputError
 from side.verify.levels import VerdictLevel
 
@@ -51,15 +52,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_verify)
 
 
-def _read_article(path: Path) -> str:
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text: {exc.reason}") from exc
-
-
 def _title(path: Path) -> str:
     return path.stem.replace("_", " ").replace("-", " ")
 
@@ -71,7 +63,7 @@ def load_article(args: argparse.Namespace, config: Config) -> tuple[str, str]:
             raise InputError("give a wikitext file, or --title T with --wiki enwiki|local")
         if args.api or args.revision is not None:
             raise InputError("--api and --revision only apply with --wiki")
-        return _read_article(args.article), args.title or _title(args.article)
+        return read_text_file(args.article), args.title or _title(args.article)
     if args.article is not None:
         raise InputError("give either a wikitext file or --wiki, not both")
     if not args.title:

@@ -15,7 +15,6 @@ shows what extraction buys.
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import re
 import statistics
@@ -25,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from side.errors import DataNotFoundError, SideError
+from side.data import read_json_object
+from side.errors import DataNotFoundError, InputError, SideError
 
 __all__ = [
     "BENCHMARK_SUBDIR", "Extractor", "Page", "PageScore", "ExtractorResult", "tokenize", "ngram_counts",
@@ -137,7 +137,7 @@ def benchmark_dir(data_dir: Path) -> Path:
 
 def load_pages(root: Path, limit: int | None = None) -> list[Page]:
     """Benchmark pages in key order; ``root`` is the benchmark folder (see :func:`benchmark_dir`)."""
-    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+    truth = read_json_object(root / "ground-truth.json", "the extraction benchmark's")
     pages: list[Page] = []
     for key in sorted(truth):
         path = root / "html" / f"{key}.html.gz"
@@ -145,9 +145,13 @@ def load_pages(root: Path, limit: int | None = None) -> list[Page]:
             log.warning("benchmark page %s has no HTML file; skipped", key)
             continue
         entry = truth[key]
-        pages.append(
-            Page(key, entry.get("url", ""), gzip.decompress(path.read_bytes()), entry.get("articleBody", ""))
-        )
+        if not isinstance(entry, dict) or not isinstance(entry.get("articleBody", ""), str):
+            raise InputError(f"{root / 'ground-truth.json'}: the entry of {key} has no articleBody text")
+        try:
+            html = gzip.decompress(path.read_bytes())
+        except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+            raise InputError(f"{path} is not a gzip file ({exc})") from exc
+        pages.append(Page(key, str(entry.get("url", "")), html, entry.get("articleBody", "")))
         if limit is not None and len(pages) >= limit:
             break
     return pages

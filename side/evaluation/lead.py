@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from side.data import read_text_file
 from side.errors import InputError
 from side.extract.lead import read_lead
 from side.verify.lead import LeadVerdict
@@ -85,10 +86,8 @@ def articles(data_dir: Path, paths: Iterable[Path] = ()) -> Iterator[tuple[str, 
     (the wikitext fixtures, then each XML export's pages, the longest text per title)."""
     given = list(paths)
     if given:
-        for path in given:
-            if not path.is_file():
-                raise InputError(f"no such file: {path}")
-            yield path.stem.replace("_", " ").replace("-", " "), path.read_text(encoding="utf-8", errors="replace")
+        for path in given:  # read as `side lead` reads them: a file that is not UTF-8 is refused
+            yield path.stem.replace("_", " ").replace("-", " "), read_text_file(path)
         return
     folder = data_dir / WIKITEXT_DIR
     if not folder.is_dir():

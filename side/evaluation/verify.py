@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from side.data import SciFactClaim, WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
+from side.errors import InputError
 from side.verify.crossencoder import REFUTES, SUPPORTS
 from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verdict, Verifier
@@ -393,6 +394,9 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
     for claim in claims:
         text = CITATION_MARKER.sub("", claim.claim).strip()
         doc_ids = retrieve(text) if retrieve else list(claim.evidence or claim.cited_doc_ids)
+        missing = [d for d in doc_ids if d not in corpus]
+        if missing and not retrieve:  # the oracle setting scores what each claim cites: all of it
+            raise InputError(f"claim {claim.id} cites {', '.join(missing)}, which {corpus_path} does not hold")
         doc_ids = [d for d in doc_ids if d in corpus]
         items = verifier.run([(Query(text), list(corpus[d].sentences)) for d in doc_ids])
         if gold_level and not retrieve:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from side.data import read_json_object, read_jsonl, require_file
+from side.data import read_json_object, read_jsonl, read_jsonl_lines, require_file
 from side.errors import IndexNotFoundError, InputError
 from side.text import split_sentences, window_sentences
 
@@ -245,12 +245,18 @@ def _renumber(passages: Iterable[Passage]) -> list[Passage]:
 def documents_from_jsonl(path: str | Path) -> Iterator[Document]:
     """Records with ``url``, ``title`` and ``text`` (``doc_id`` optional, defaulting to the URL)."""
     path = require_file(path)
-    for number, record in enumerate(read_jsonl(path), 1):
+    for number, record in read_jsonl_lines(path):
         missing = [k for k in ("url", "title", "text") if k not in record]
         if missing:
             raise InputError(f"{path}:{number}: missing field(s) {', '.join(missing)}")
-        yield Document(str(record.get("doc_id") or record["url"]), str(record["url"]),
-                       str(record["title"] or ""), str(record["text"] or ""))
+        wrong = [k for k in ("url", "title", "text") if not isinstance(record[k], str | None)]
+        wrong += ["doc_id"] if type(record.get("doc_id")) not in (str, int, type(None)) else []
+        if wrong:
+            raise InputError(f"{path}:{number}: {', '.join(wrong)} must be text")
+        if not (record["url"] or "").strip():
+            raise InputError(f"{path}:{number}: url is empty")
+        yield Document(str(record.get("doc_id") or record["url"]), record["url"],
+                       record["title"] or "", record["text"] or "")
 
 
 def wice_title(evidence: Iterable[str]) -> str:

@@ -36,6 +36,8 @@ def dump_documents(dump: str | Path, config: Config, limit: int | None = None,
 
     if limit is not None and limit < 0:
         raise InputError(f"--limit must be 0 or more, not {limit}")
+    if not Path(dump).is_file():  # before a state file is made for it
+        raise InputError(f"dump not found: {dump}")
     with CrawlState(crawl_state_path(dump, config)) as state:
         found = state.scan(dump)
         if found:

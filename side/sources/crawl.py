@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from side.config import CrawlConfig, FetchConfig
-from side.errors import SourceFetchError
+from side.errors import InputError, SourceFetchError
 from side.extract.dump import ARTICLE_NAMESPACE, CitedUrl, cited_urls, iter_pages
 from side.sources.fetch import Source, download, fetch_source
 from side.sources.states import assess_error, assess_source
@@ -241,9 +241,13 @@ class CrawlState:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:  # a folder, or a file that is no SQLite database
+            raise InputError(f"the crawl's state {self.path} cannot be opened as SQLite ({exc}); "
+                             "name another file (crawl.state)") from exc
 
     def close(self) -> None:
         self._db.close()
