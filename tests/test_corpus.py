@@ -107,6 +107,8 @@ def test_jsonl_loader_refuses_fields_of_the_wrong_kind(tmp_path, record, message
         list(documents_from_jsonl(path))
     nulls = write_jsonl(tmp_path / "n.jsonl", [{"url": "u", "title": None, "text": None, "doc_id": 7}])
     assert list(documents_from_jsonl(nulls)) == [Document("7", "u", "", "")]
+    with pytest.raises(InputError, match="no documents in it"):  # not an empty index
+        list(documents_from_jsonl(write_jsonl(tmp_path / "e.jsonl", [])))
 
 
 def test_wice_loader_dedupes_pages_and_skips_meta(tmp_path):

@@ -245,6 +245,7 @@ def _renumber(passages: Iterable[Passage]) -> list[Passage]:
 def documents_from_jsonl(path: str | Path) -> Iterator[Document]:
     """Records with ``url``, ``title`` and ``text`` (``doc_id`` optional, defaulting to the URL)."""
     path = require_file(path)
+    number = 0
     for number, record in read_jsonl_lines(path):
         missing = [k for k in ("url", "title", "text") if k not in record]
         if missing:
@@ -257,6 +258,8 @@ def documents_from_jsonl(path: str | Path) -> Iterator[Document]:
             raise InputError(f"{path}:{number}: url is empty")
         yield Document(str(record.get("doc_id") or record["url"]), record["url"],
                        record["title"] or "", record["text"] or "")
+    if not number:
+        raise InputError(f"{path}: no documents in it")
 
 
 def wice_title(evidence: Iterable[str]) -> str:
