@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from side.data import read_json_object
 from side.errors import ConfigError, IndexNotFoundError, IndexServerError, InputError
 from side.retrieval.corpus import Corpus, Passage
 from side.retrieval.dense import FAISS_PARAMS, check_encoder, embed_passages, name_of
@@ -145,7 +146,7 @@ def read_milvus_meta(index_dir: str | Path) -> dict[str, Any]:
     path = Path(index_dir) / MILVUS_FILE
     if not path.is_file():
         raise IndexNotFoundError(f"no Milvus index in {index_dir} (run `side index build --backend milvus`)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json_object(path, "the Milvus index's")
 
 
 def _dense_index(kind: str, n: int, dim: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
