@@ -67,10 +67,17 @@ def wait_until(condition, timeout: float, what: str, stack=None) -> None:
     pytest.fail(f"timed out waiting for {what}\n{logs}")
 
 
-def busy(stack, name: str) -> bool:
-    """Whether the reader registered as ``name`` holds a job (RQ says busy)."""
+def reading(stack, name: str) -> bool:
+    """Whether the reader registered as ``name`` holds a job whose check it has started (RQ says
+    busy, and the store counts the attempt), so a kill now interrupts its reading: killed between
+    taking the job and starting the check, it would leave no attempt to run again."""
     with stack.stack.redis_client() as client:
-        return any(w.name == name and w.get_state() == "busy" for w in Worker.all(connection=client))
+        for worker in Worker.all(connection=client):
+            if worker.name == name and worker.get_state() == "busy":
+                check_id = worker.get_current_job_id()  # the job id is the check id
+                record = stack.store().check(check_id) if check_id else None
+                return record is not None and record.status == "running" and record.attempts >= 1
+    return False
 
 
 def single_process_verdicts(requests: list[CheckRequest]) -> list[list]:
@@ -103,7 +110,7 @@ def test_killed_readers_and_scorer_lose_and_duplicate_nothing(service_stack, pag
     key = stream_key(stack.config)
     connection = stack.queue().connection
 
-    wait_until(lambda: busy(stack, stack.stack.slots[1].name), 60, "the first reader to hold a job", stack)
+    wait_until(lambda: reading(stack, stack.stack.slots[1].name), 60, "the first reader to read a check", stack)
     stack.kill_worker(stack.workers[0], signal.SIGKILL)
     stack.start_worker()  # the reader comes back (as a supervisor would start it again)
 
