@@ -9,6 +9,7 @@ takes plain arguments; only entry points call :func:`load_config`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -530,20 +531,38 @@ def _apply(obj: Any, values: dict[str, Any], prefix: str) -> None:
             setattr(obj, key, _coerce(value, current, prefix + key))
 
 
+#: Variables under a section's prefix that are not settings: read by one program itself.
+OTHER_VARIABLES = frozenset({"SIDE_BOT_LOG_LEVEL"})  # side-bot's log level (bot/sidebot.py)
+
+
 def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cfg):
         current = getattr(cfg, f.name)
         if dataclasses.is_dataclass(current):
-            for sub in dataclasses.fields(current):
-                var = f"SIDE_{f.name}_{sub.name}".upper()
+            names = {sub.name for sub in dataclasses.fields(current)}
+            _refuse_unknown_variables(f.name, names, environ)
+            for name in names:
+                var = f"SIDE_{f.name}_{name}".upper()
                 if var in environ:
-                    out.setdefault(f.name, {})[sub.name] = environ[var]
+                    out.setdefault(f.name, {})[name] = environ[var]
         else:
             var = f"SIDE_{f.name}".upper()
             if var in environ:
                 out[f.name] = environ[var]
     return out
+
+
+def _refuse_unknown_variables(section: str, names: set[str], environ: dict[str, str]) -> None:
+    """A ``SIDE_<SECTION>_*`` variable that names no setting of that section is a typo (say
+    SIDE_FETCH_TIMEOUT_SECONDS): refused, with the setting it most looks like, instead of ignored."""
+    prefix = f"SIDE_{section}_".upper()
+    variables = {f"{prefix}{name.upper()}" for name in names}
+    for var in environ:
+        if var.startswith(prefix) and var not in variables and var not in OTHER_VARIABLES:
+            near = difflib.get_close_matches(var, sorted(variables), n=1, cutoff=0.8)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{var} names no setting of [{section}]{hint}")
 
 
 def _refuse_file_secrets(values: dict[str, Any], path: Path) -> None:

@@ -301,3 +301,17 @@ def test_smaller_readers_refuse_what_they_used_to_bend(tmp_path, capsys):
     assert side_main(["eval", "verify", "scifact", "--setting", "oracle", "--claims", claims, "--corpus", corpus]) == 2
     err = capsys.readouterr().err  # after the progress bar's first line, the one error line
     assert "Traceback" not in err and err.rstrip().endswith("does not hold") and "claim 7 cites 999, which" in err
+
+
+def test_a_misspelt_setting_variable_is_refused_not_ignored(tmp_path):
+    """SIDE_FETCH_TIMEOUT_SECONDS was ignored without a word, and the timeout stayed 10 s."""
+    none = str(tmp_path / "none.toml")
+    with pytest.raises(ConfigError, match=r"SIDE_FETCH_TIMEOUT_SECONDS names no setting of \[fetch\] "
+                                          r"\(did you mean SIDE_FETCH_TIMEOUT_S\?\)"):
+        load_config(None, environ={"SIDE_CONFIG": none, "SIDE_FETCH_TIMEOUT_SECONDS": "5"})
+    with pytest.raises(ConfigError, match=r"^SIDE_VERIFIER_MAX_LENGTH names no setting of \[verifier\]$"):
+        load_config(None, environ={"SIDE_CONFIG": none, "SIDE_VERIFIER_MAX_LENGTH": "256"})
+    # outside the sections' prefixes, and side-bot's own log level, are not Side's settings to judge
+    config = load_config(None, environ={"SIDE_CONFIG": none, "SIDE_BOT_LOG_LEVEL": "DEBUG", "SIDE_INSTALL_LLM": "0",
+                                        "SIDE_FETCH_TIMEOUT_S": "5"})
+    assert config.fetch.timeout_s == 5.0
