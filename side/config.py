@@ -584,6 +584,8 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     candidate = Path(candidate)
     if path is not None and not candidate.is_file():
         raise ConfigError(f"config file not found: {candidate}")
+    if path is None and environ.get("SIDE_CONFIG") and not candidate.is_file():  # a typo would mean defaults
+        raise ConfigError(f"SIDE_CONFIG names {candidate}, which is not a file")
     if candidate.is_file():
         try:
             values = tomllib.loads(candidate.read_text(encoding="utf-8"))

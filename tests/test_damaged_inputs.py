@@ -233,9 +233,10 @@ def test_a_setting_of_the_wrong_kind_is_refused_not_bent(tmp_path, toml, message
     with pytest.raises(ConfigError) as caught:
         load_config(path, environ={})
     assert message in str(caught.value)
+    path.write_text("")
     with pytest.raises(ConfigError, match="must be true or false"):
-        load_config(None, environ={"SIDE_CONFIG": str(tmp_path / "none.toml"), "SIDE_FETCH_ARCHIVE": "maybe"})
-    assert load_config(None, environ={"SIDE_CONFIG": str(tmp_path / "none.toml"), "SIDE_FETCH_ARCHIVE": "off",
+        load_config(None, environ={"SIDE_CONFIG": str(path), "SIDE_FETCH_ARCHIVE": "maybe"})
+    assert load_config(None, environ={"SIDE_CONFIG": str(path), "SIDE_FETCH_ARCHIVE": "off",
                                       "SIDE_RETRIEVAL_PASSAGE_WORDS": "80"}).fetch.archive is False
 
 
@@ -263,13 +264,14 @@ def test_a_feedback_export_that_was_cut_short_or_bent_is_refused(tmp_path):
 
 
 def test_the_bot_probe_takes_a_folder_for_no_checkpoint(tmp_path):
-    folder, a_file = tmp_path / "folder", tmp_path / "afile"
+    folder, a_file, empty = tmp_path / "folder", tmp_path / "afile", tmp_path / "empty.toml"
     folder.mkdir()
     a_file.write_text("")
+    empty.write_text("")
     for checkpoint in (folder, a_file / "x.json"):
         done = subprocess.run([sys.executable, "-m", "bot.probe", "--checkpoint", str(checkpoint), "--grace", "0"],
                               capture_output=True, text=True, cwd=REPO_ROOT, timeout=60,
-                              env={"SIDE_CONFIG": str(tmp_path / "none.toml"), "PATH": "/usr/bin:/bin"})
+                              env={"SIDE_CONFIG": str(empty), "PATH": "/usr/bin:/bin"})
         assert done.returncode == 1 and done.stdout.strip() == f"NOT alive: no checkpoint at {checkpoint}", done
 
 
@@ -305,7 +307,8 @@ def test_smaller_readers_refuse_what_they_used_to_bend(tmp_path, capsys):
 
 def test_a_misspelt_setting_variable_is_refused_not_ignored(tmp_path):
     """SIDE_FETCH_TIMEOUT_SECONDS was ignored without a word, and the timeout stayed 10 s."""
-    none = str(tmp_path / "none.toml")
+    (tmp_path / "empty.toml").write_text("")
+    none = str(tmp_path / "empty.toml")
     with pytest.raises(ConfigError, match=r"SIDE_FETCH_TIMEOUT_SECONDS names no setting of \[fetch\] "
                                           r"\(did you mean SIDE_FETCH_TIMEOUT_S\?\)"):
         load_config(None, environ={"SIDE_CONFIG": none, "SIDE_FETCH_TIMEOUT_SECONDS": "5"})
@@ -315,3 +318,12 @@ def test_a_misspelt_setting_variable_is_refused_not_ignored(tmp_path):
     config = load_config(None, environ={"SIDE_CONFIG": none, "SIDE_BOT_LOG_LEVEL": "DEBUG", "SIDE_INSTALL_LLM": "0",
                                         "SIDE_FETCH_TIMEOUT_S": "5"})
     assert config.fetch.timeout_s == 5.0
+
+
+def test_a_side_config_that_names_no_file_is_refused(tmp_path, monkeypatch, capsys):
+    """With a misspelt SIDE_CONFIG every command ran on the defaults without a word."""
+    with pytest.raises(ConfigError, match=r"^SIDE_CONFIG names .*nope.toml, which is not a file$"):
+        load_config(None, environ={"SIDE_CONFIG": str(tmp_path / "nope.toml")})
+    monkeypatch.setenv("SIDE_CONFIG", str(tmp_path))  # a folder is no file either
+    one_line_exit_2(["index", "info"], capsys, "SIDE_CONFIG names", "which is not a file")
+    assert load_config(None, environ={"SIDE_CONFIG": ""}).fetch.timeout_s > 0  # empty: not set

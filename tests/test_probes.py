@@ -49,9 +49,16 @@ sys.exit(serve(config, args, redis_connection(config.service.redis_url), None))
 """
 
 
+def empty_config(folder: Path) -> Path:
+    """A configuration file with no settings, so that no ./side.toml of the checkout is read."""
+    path = folder / "empty.toml"
+    path.write_text("")
+    return path
+
+
 def env_for(redis_url: str, tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "SIDE_SERVICE_REDIS_URL": redis_url, "SIDE_SERVICE_QUEUE": QUEUE,
-            "SIDE_VAR_DIR": str(tmp_path / "var"), "SIDE_CONFIG": str(tmp_path / "none.toml")}
+            "SIDE_VAR_DIR": str(tmp_path / "var"), "SIDE_CONFIG": str(empty_config(tmp_path))}
 
 
 def start_loop(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen:
