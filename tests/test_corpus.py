@@ -111,6 +111,18 @@ def test_jsonl_loader_refuses_fields_of_the_wrong_kind(tmp_path, record, message
         list(documents_from_jsonl(write_jsonl(tmp_path / "e.jsonl", [])))
 
 
+def test_jsonl_loader_says_how_many_records_repeat_an_id(tmp_path, caplog):
+    """Two records of one url became one document without a word."""
+    rows = [{"url": "u1", "title": "A", "text": "x"}, {"url": "u1", "title": "B", "text": "y"},
+            {"url": "u2", "title": "C", "text": "z", "doc_id": "d"},
+            {"url": "u3", "title": "D", "text": "w", "doc_id": "d"}]
+    with caplog.at_level("WARNING", logger="side.retrieval.corpus"):
+        documents = list(documents_from_jsonl(write_jsonl(tmp_path / "d.jsonl", rows)))
+    assert [d.doc_id for d in documents] == ["u1", "u1", "d", "d"]
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "2 records repeat the doc_id (or url) of an earlier one; the last of each is indexed"]
+
+
 def test_wice_loader_dedupes_pages_and_skips_meta(tmp_path):
     page = ["(meta data) TITLE: A Page", "(meta data) PUBLISHED DATETIME: 2020", "First fact.", "Second fact."]
     rows = [

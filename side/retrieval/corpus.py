@@ -243,9 +243,10 @@ def _renumber(passages: Iterable[Passage]) -> list[Passage]:
 
 
 def documents_from_jsonl(path: str | Path) -> Iterator[Document]:
-    """Records with ``url``, ``title`` and ``text`` (``doc_id`` optional, defaulting to the URL)."""
+    """Records with ``url``, ``title`` and ``text`` (``doc_id`` optional, defaulting to the URL).
+    A record whose id an earlier one had replaces it in the index; the log says how many did."""
     path = require_file(path)
-    number = 0
+    number, seen, repeats = 0, set(), 0
     for number, record in read_jsonl_lines(path):
         missing = [k for k in ("url", "title", "text") if k not in record]
         if missing:
@@ -256,10 +257,15 @@ def documents_from_jsonl(path: str | Path) -> Iterator[Document]:
             raise InputError(f"{path}:{number}: {', '.join(wrong)} must be text")
         if not (record["url"] or "").strip():
             raise InputError(f"{path}:{number}: url is empty")
-        yield Document(str(record.get("doc_id") or record["url"]), record["url"],
-                       record["title"] or "", record["text"] or "")
+        doc_id = str(record.get("doc_id") or record["url"])
+        repeats += doc_id in seen
+        seen.add(doc_id)
+        yield Document(doc_id, record["url"], record["title"] or "", record["text"] or "")
     if not number:
         raise InputError(f"{path}: no documents in it")
+    if repeats:
+        log.warning("%s: %d records repeat the doc_id (or url) of an earlier one; the last of each is indexed",
+                    path, repeats)
 
 
 def wice_title(evidence: Iterable[str]) -> str:
