@@ -48,8 +48,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     for budget in budgets:
         at_least(1, budget=budget)
     at_least(1, limit=args.limit)
-    at_least(0, neighbours=args.neighbours)
-    at_least(0, neighbour_weight=args.neighbour_weight, context_weight=args.context_weight)
+    at_least(0, neighbours=args.neighbours, neighbour_weight=args.neighbour_weight,
+             context_weight=args.context_weight)
     claims = require_file(args.claims or Path(config.data_dir) / "wice" / "claim_dev.jsonl")
     items = window_items(claims, args.limit)
     encoder = None
