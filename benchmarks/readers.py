@@ -8,22 +8,21 @@ on pages already on disk (no network), for:
 
 - **today's path**: the date also searched for in the page text (htmldate with dateparser),
   trafilatura's whole metadata search (author, site name, categories, tags, licence too) and its
-  own boilerplate expressions, every page's elements walked for its size, pysbd itself run on
-  every paragraph, Python's default cache of 512 compiled regular expressions, and the language
-  identifier run on every page, as before the cheaper text path;
+  own boilerplate expressions, every page's elements walked for its size, pysbd run on every
+  paragraph, and the language identifier run on every page, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
   (:mod:`side.sources.discard`), a page's elements walked only when its markup could be too
-  large, pysbd only where a paragraph may hold more than one sentence
-  (:func:`side.text.is_one_sentence`) and its abbreviations looked for only where a period
-  follows one, and a cache of :data:`side.text.RE_CACHE_SIZE` patterns, so pysbd stops
-  recompiling its own, and the language identifier asked only about pages with few English
-  function words.
+  large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
+  may hold more than one sentence (:func:`side.text.is_one_sentence`), and the language
+  identifier asked only about pages with few English function words.
 
 Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
-so other processes on the host do not count) and whether both gave the same sentences and
-title on every page (the models read nothing else, so the same sentences mean the same verdicts;
-the title is one of the signs of a page that cannot be checked).
+so other processes on the host do not count), on how many pages both gave the same title (one
+of the signs of a page that cannot be checked) and the same text, and on how many the same
+sentences. The sentences differ where the two splitters differ; ``benchmarks/splitters.py``
+measures both splitters against known sentence boundaries and the verdicts on each one's
+sentences.
 
 Pages: WiCE dev claims with their cited page's sentences as HTML (as ``benchmarks/worker.py``
 serves them), and the real article pages of the extraction benchmark (claim: the page's first
@@ -39,14 +38,13 @@ import cProfile
 import gzip
 import html
 import pstats
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 Page = tuple[str, bytes]
-#: A page as prepared: its title and its sentences.
-Prepared = tuple[str, tuple[str, ...]]
+#: A page as prepared: its title, its text and its sentences.
+Prepared = tuple[str, str, tuple[str, ...]]
 
 
 def wice_pages(data_dir: Path, n: int) -> list[Page]:
@@ -108,16 +106,14 @@ def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
 
 
 def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
-    """Each page extracted, split, assessed and shortlisted; returns each page's title and sentences."""
+    """Each page extracted, split, assessed and shortlisted; returns each page's title, text and sentences."""
     from side.errors import SourceFetchError
     from side.pipeline import checkable
     from side.sources.fetch import MAX_SENTENCES, MAX_TEXT_CHARS, Source, extract_html
     from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language
-    from side.text import RE_CACHE_SIZE, normalize_space, split_sentences
+    from side.text import normalize_space, split_sentences
     from side.verify.verifier import bounded_sentences, shortlist_source
 
-    setattr(re, "_MAXCACHE", RE_CACHE_SIZE if cheaper else 512)  # noqa: B010 - CPython's private cache size
-    re.purge()
     out = []
     for n, (claim, data) in enumerate(pages):
         text, title, date = (extract_html(data, url=f"http://127.0.0.1/{n}", extensive_dates=False) if cheaper
@@ -133,7 +129,7 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
         if not cheaper:  # before, every page went through the identifier, English or not
             detect_language(text[:LANGUAGE_SAMPLE_CHARS])
         shortlist_source(claim, bounded_sentences(list(sentences)))
-        out.append((title, sentences))
+        out.append((title, text, sentences))
     return out
 
 
@@ -179,11 +175,11 @@ def main() -> None:
             for path in seconds:
                 spent, sentences[path] = timed(lambda pages=pages, path=path: prepare_path(pages, path))
                 seconds[path] += spent
-        same = sum(all(a == prepared[n] for prepared in sentences.values())
-                   for n, a in enumerate(sentences["today"]))
+        same = [sum(all(a[part] == prepared[n][part] for prepared in sentences.values())
+                    for n, a in enumerate(sentences["today"])) for part in range(3)]
         rate = {path: len(pages) * args.repeat / spent for path, spent in seconds.items()}
-        print(f"{name}: {len(pages)} pages x {args.repeat} runs; same sentences and title on {same}/{len(pages)} "
-              "pages")
+        print(f"{name}: {len(pages)} pages x {args.repeat} runs; the same title on {same[0]}/{len(pages)} pages, "
+              f"text on {same[1]}, sentences on {same[2]}")
         for path, spent in seconds.items():
             print(f"  {path:8s} {spent:7.2f} CPU s  {rate[path]:7.1f} pages per CPU second  "
                   f"ratio {rate[path] / rate['today']:.2f}")

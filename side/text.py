@@ -9,7 +9,6 @@ sentence splitter's cost stays linear in the size of the page.
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 
 __all__ = [
@@ -22,163 +21,56 @@ MAX_PARAGRAPH_CHARS = 5000
 
 _WORD = re.compile(r"\S+")
 _SPACES = re.compile(r"[ \t\u00a0]+")
-#: What pysbd may split at: terminal punctuation, a closing bracket (list items), double quotes.
+#: Where the sentence splitter may end a sentence: terminal punctuation, a closing bracket (list
+#: items), double quotes.
 _SPLIT_MARKS = re.compile(r"[.!?\u2026\u3002\uff01\uff1f)\"\u201c\u201d]")
-#: One final full stop, question or exclamation mark (pysbd splits a run of them).
+#: One final full stop, question or exclamation mark (the splitter may split a run of them).
 _FINAL_MARK = re.compile(r"[.!?]?\s*$")
 
 
-_local = threading.local()
+def _split_chunk(chunk: str) -> list[str]:
+    """The sentences Bling Fire finds in one paragraph chunk, each as it stands in the chunk.
 
-#: Compiled patterns Python's ``re`` keeps while pysbd runs. pysbd builds patterns as it goes (one
-#: per abbreviation it meets, among others); with ``re``'s default of 512, shared with every other
-#: library, it recompiled about three patterns per paragraph, over half of its time on WiCE dev
-#: pages. A larger cache changes nothing but the time.
-RE_CACHE_SIZE = 8192
+    Bling Fire (Microsoft's finite-state splitter, C++), chosen over pysbd: ~20x less CPU per
+    paragraph, and closer to the sentences of pages cited on Wikipedia. On WiCE train's evidence
+    (42,885 sentences of cited pages, joined four at a time) it finds their boundaries at
+    precision 0.952 and recall 0.952 against pysbd's 0.927 and 0.945, and splits 0.9% of single
+    sentences where pysbd splits 1.8% (``benchmarks/splitters.py``). Where they differ, pysbd
+    ended sentences before a closing quote and at German abbreviations, Bling Fire after a
+    title's abbreviation that starts a sentence ("Prof. Xavier agreed." gives "Prof.").
 
-
-def widen_re_cache(size: int = RE_CACHE_SIZE) -> None:
-    """Let ``re`` keep at least ``size`` compiled patterns (CPython's ``re._MAXCACHE``; nothing
-    happens on a Python without it)."""
-    if getattr(re, "_MAXCACHE", size) < size:
-        setattr(re, "_MAXCACHE", size)  # noqa: B010 - a private name: no attribute to type-check
-
-
-def _segmenter():
-    """This thread's pysbd segmenter: ``Segmenter.segment`` keeps the text it works on in an
-    attribute, so one instance shared by threads (a check's sources are fetched and split in
-    parallel) would mix up their sentences."""
-    segmenter = getattr(_local, "segmenter", None)
-    if segmenter is None:
-        widen_re_cache()
-        segmenter = _local.segmenter = _segmenter_class()(language="en", clean=False)
-    return segmenter
-
-
-def _segmenter_class():
-    r"""pysbd's Segmenter, finding each sentence back in the paragraph with ``str.find``, and
-    looking for each abbreviation's period only where one can be (:func:`_english_class`).
-
-    pysbd locates each sentence it found in the original text to return it with its own
-    whitespace, by compiling a regular expression of the escaped sentence followed by ``\s*``:
-    one new pattern per sentence, which no cache keeps, a third of pysbd's time. A literal
-    search followed by the whitespace after it (``str.isspace``, what ``\s`` matches) finds the
-    same spans, so the sentences are the same.
+    Its sentences are the chunk's own characters, line breaks between them; a NUL would end its
+    C string early, so it is read as a space, and a chunk it cannot split (it answers nothing)
+    stays one sentence: no text is dropped.
     """
-    import pysbd
-    from pysbd.utils import TextSpan
+    import blingfire
 
-    english = _english_class()
-
-    class Segmenter(pysbd.Segmenter):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.language_module = english
-
-        def sentences_with_char_spans(self, sentences):
-            text, spans, prior_end = self.original_text, [], 0
-            for sentence in sentences:
-                if not sentence:
-                    spans += super().sentences_with_char_spans([sentence])[:1]
-                    continue
-                at = text.find(sentence)
-                while at >= 0:
-                    end = at + len(sentence)
-                    while end < len(text) and text[end].isspace():
-                        end += 1
-                    if end > prior_end:
-                        spans.append(TextSpan(text[at:end], at, end))
-                        prior_end = end
-                        break
-                    at = text.find(sentence, end)
-            return spans
-
-    return Segmenter
+    lines = blingfire.text_to_sentences(chunk.replace("\0", " ")).split("\n")
+    sentences = [line for line in (_trim(line) for line in lines) if line]
+    return sentences or [chunk]
 
 
-def _english_class():
-    r"""pysbd's English, whose abbreviation step first asks whether the abbreviation is followed
-    by a period anywhere in the text.
-
-    For each of its ~200 abbreviations found in a line (``"is"``, ``"co"``, ``"me"``: in nearly
-    every line), pysbd finds every place it starts a word and runs a substitution over the
-    whole line for each, which replaces a period right after that word: over two fifths of
-    pysbd's time on real pages, for substitutions that almost never replace anything. Each of them needs a
-    whitespace (or the line's start), the abbreviation as the place found it (the same
-    characters, matched case-insensitively by pysbd's own unescaped pattern), then ``.``. So
-    where ``(?:^|\s)(?:abbreviation)\.`` matches nowhere in the line (case-insensitively, as
-    pysbd matches), none of them replaces anything, and skipping them changes nothing. For an
-    abbreviation of plain letters the words before the line's periods answer that without a
-    search (:func:`_words_before_periods`).
-    """
-    from pysbd.lang.english import English
-
-    #: Each abbreviation as pysbd strips it, its word (pysbd's unescaped pattern) followed by a
-    #: period, and pysbd's own pattern for its word: compiled once, not looked up per line.
-    names = [abbr.strip() for abbr in English.Abbreviation.ABBREVIATIONS]
-    abbreviations = [(abbr, _is_plain(abbr), re.compile(rf"(?:^|\s)(?:{abbr})\.", re.IGNORECASE),
-                      re.compile(rf"(?:^|\s|\r|\n){abbr}", re.IGNORECASE)) for abbr in names]
-
-    class AbbreviationReplacer(English.AbbreviationReplacer):
-        def search_for_abbreviations_in_string(self, text):
-            lowered = text.lower()
-            before_period, odd = _words_before_periods(text)
-            for stripped, plain, with_period, word in abbreviations:
-                if stripped not in lowered:
-                    continue
-                if plain and not odd:
-                    if stripped not in before_period:
-                        continue  # no period after it: pysbd's substitutions below would replace nothing
-                elif with_period.search(text) is None:
-                    continue
-                found = word.findall(text)
-                if not found:
-                    continue
-                next_chars = re.findall(r"(?<={" + str(re.escape(stripped)) + "} ).{1}", text)
-                for index, match in enumerate(found):
-                    text = self.scan_for_replacements(text, match, index, next_chars)
-            return text
-
-    class Language(English):
-        pass
-
-    Language.AbbreviationReplacer = AbbreviationReplacer
-    return Language
+#: What Bling Fire drops at a sentence's start besides whitespace: control characters and
+#: invisible marks (zero-width space and joiners, direction marks, word joiner, byte-order mark,
+#: the pictures of space and newline). Found by trying every character at a text's start.
+_LEADING = re.compile(r"^[\s\x01-\x08\x0e-\x1b\u200b-\u200f\u2060\u2420\u2424\ufeff]+")
 
 
-#: A word (no whitespace, no period) at the text's start or after whitespace, then a period.
-_WORD_BEFORE_PERIOD = re.compile(r"(?<!\S)([^\s.]+)\.")
-
-
-def _is_plain(abbreviation: str) -> bool:
-    """Lower-case ASCII letters only: a pattern that matches just those letters, in either case."""
-    return abbreviation.isascii() and abbreviation.isalpha() and abbreviation.islower()
-
-
-def _words_before_periods(text: str) -> tuple[frozenset[str], bool]:
-    r"""The lower-cased words that ``(?:^|\s)(?:abbreviation)\.`` can find in ``text`` for an
-    abbreviation of plain letters (:func:`_is_plain`), and whether any such word is not ASCII.
-
-    That pattern needs the abbreviation's letters right after whitespace (or the text's start)
-    and right before a period, so they are one of these words, matched case-insensitively. One
-    pass over the text answers ~20 abbreviations per paragraph that would each be a regular
-    expression search. A word outside ASCII may match under the pattern's Unicode case rules
-    where ``lower`` disagrees (a long s matches ``s`` yet lower-cases to itself), so such a text
-    keeps the search.
-    """
-    words = _WORD_BEFORE_PERIOD.findall(text)
-    odd = not all(word.isascii() for word in words)
-    return frozenset(word.lower() for word in words), odd
+def _trim(sentence: str) -> str:
+    """A sentence without the whitespace around it and the marks Bling Fire drops before it, so a
+    paragraph kept whole (:func:`is_one_sentence`) reads as the splitter would return it."""
+    return _LEADING.sub("", sentence).rstrip()
 
 
 def is_one_sentence(chunk: str) -> bool:
-    """Whether pysbd would return ``chunk`` whole, so it need not run: no mark it splits at
+    """Whether the splitter would return ``chunk`` whole, so it need not run: no mark it splits at
     (:data:`_SPLIT_MARKS`) before at most one final ``.``, ``!`` or ``?``.
 
     Most paragraphs of a web page are one sentence (headings, list items, captions, short
-    paragraphs), and pysbd costs ~0.5 ms for each, most of a page's preparation. On 48,933
-    paragraphs (WiCE dev evidence, the 181 pages of the extraction benchmark and 110 of
-    trafilatura's test pages) 35,414 pass this test, and pysbd returns every one of them whole.
+    paragraphs), and this test costs a quarter of the splitter's call. On 48,946 paragraph
+    chunks (WiCE dev evidence, the 181 pages of the extraction benchmark and 110 of
+    trafilatura's test pages) 35,427 pass it, and Bling Fire returns every one of them whole
+    (``tests/test_text.py``).
     """
     final = _FINAL_MARK.search(chunk)
     return _SPLIT_MARKS.search(chunk, 0, final.start() if final else len(chunk)) is None
@@ -208,18 +100,18 @@ def _chunks(paragraph: str) -> list[str]:
 
 def split_sentences(text: str, limit: int | None = None, segment_all: bool = False) -> list[str]:
     """Sentences of ``text``, paragraph breaks always ending a sentence; the first ``limit`` only
-    when given (the splitter costs ~0.1 ms per paragraph, so a page of 100,000 one-line
-    paragraphs would cost seconds for sentences nobody reads).
+    when given (a page of 100,000 one-line paragraphs would cost a second for sentences nobody
+    reads).
 
-    pysbd splits the paragraphs that may hold more than one sentence (:func:`is_one_sentence`);
-    ``segment_all`` runs it on every paragraph (the same sentences, slower; for benchmarks).
+    The splitter (:func:`_split_chunk`) runs on the paragraphs that may hold more than one
+    sentence (:func:`is_one_sentence`); ``segment_all`` runs it on every paragraph (the same
+    sentences, slower; for tests and benchmarks).
     """
     sentences: list[str] = []
     for paragraph in normalize_space(text).split("\n"):
         for chunk in _chunks(paragraph):
             whole = not segment_all and is_one_sentence(chunk)
-            for sentence in [chunk] if whole else _segmenter().segment(chunk):
-                sentence = sentence.strip()
+            for sentence in [_trim(chunk)] if whole else _split_chunk(chunk):
                 if sentence:
                     sentences.append(sentence)
             if limit is not None and len(sentences) >= limit:

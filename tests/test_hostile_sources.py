@@ -233,7 +233,8 @@ def test_text_is_capped_at_a_word_boundary():
 
 
 def test_sentence_splitting_is_thread_safe():
-    """Sources are extracted in parallel threads; a shared pysbd segmenter mixed their sentences."""
+    """Sources are extracted in parallel threads; a splitter that kept state between calls (as
+    pysbd did) would mix their sentences."""
     texts = [" ".join(f"Sentence {i} of text {t} is here." for i in range(30)) for t in range(4)]
     expected = [split_sentences(t) for t in texts]
     wrong: list[int] = []

@@ -21,8 +21,9 @@ Design choices, each made for a reason:
   define citations without being uses.
 * Citation ids hash the whitespace-normalised ref body, never its position, so that
   :func:`added_citations` can compare revisions as multisets of (citation, claim text) keys.
-* Sentence boundaries are found with a cheap regex, not pysbd: only the last boundary before
-  each ref matters and pysbd would cost seconds on a long article.
+* Sentence boundaries are found with a cheap regex, not the sentence splitter of
+  :mod:`side.text`: only the last boundary before each ref matters, and splitting a long
+  article whole would cost far more than that one search per ref.
 * Nothing here raises on odd wikitext: vandalised or truncated pages are ordinary input. A page
   too malformed to parse exactly within a linear work budget is read more plainly instead, and
   :func:`extract` reports how it was read.

@@ -1,0 +1,193 @@
+"""Sentence splitters: boundaries against sentences people's tools already split, and verdicts.
+
+Side splits a cited page's paragraphs with Bling Fire (:func:`side.text.split_sentences`);
+before, it used pysbd, ~20x slower per paragraph. This script measures both in one run:
+
+- **boundaries**: sentences whose boundaries are known, joined four at a time with a space (as
+  one paragraph of a page), split again; precision and recall of the boundaries found. Only a
+  boundary after terminal punctuation counts as one to find (a page's heading or menu item
+  joined to the next sentence has no mark a splitter could see); a boundary found there is not
+  counted against it either. Also: how many single sentences each splits. Sets: WiCE train's
+  evidence (sentences of the web pages cited on Wikipedia; ``--set wice``) and SciFact's corpus
+  (abstracts of papers; ``--set scifact``).
+- **verdicts** (``--verdicts N``): the first N WiCE dev claims, each cited page's sentences
+  joined back into paragraphs (consecutive sentences after terminal punctuation, at most four)
+  and split by each splitter, then judged by the shipped verifier; AUROC of the support score
+  for "not supported" and "not fully supported", and the levels' macro-F1, beside the figures on
+  WiCE's own sentences.
+
+    .venv/bin/python benchmarks/splitters.py [--set wice scifact] [--verdicts 349]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+Splitter = Callable[[str], list[str]]
+#: A sentence that ends where a splitter can see it end: terminal punctuation, closing quotes
+#: or brackets after it.
+_ENDS = re.compile(r"[.!?][\"')\]\u201d\u2019]*$")
+_SPACE = re.compile(r"\s+")
+
+
+def splitters() -> dict[str, Splitter]:
+    """Each splitter on one paragraph: pysbd as Side ran it (English, ``clean=False``), and
+    Side's own :func:`side.text.split_sentences` (Bling Fire)."""
+    import pysbd
+
+    from side.text import split_sentences
+
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+
+    def by_pysbd(paragraph: str) -> list[str]:
+        return [s.strip() for s in segmenter.segment(paragraph) if s.strip()]
+
+    return {"pysbd": by_pysbd, "side (Bling Fire)": split_sentences}
+
+
+def wice_sentences(data_dir: Path) -> list[str]:
+    """WiCE train's evidence sentences, the page's metadata lines left out."""
+    out = []
+    with open(data_dir / "wice" / "non_supported_tokens_train.jsonl", encoding="utf-8") as f:
+        for line in f:
+            out += [s for s in json.loads(line)["evidence"] if not s.startswith("(meta data)")]
+    return _clean(out)
+
+
+def scifact_abstracts(data_dir: Path) -> list[list[str]]:
+    with open(data_dir / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
+        return [_clean(json.loads(line)["abstract"]) for line in f]
+
+
+def _clean(sentences: Iterable[str]) -> list[str]:
+    return [s for s in (_SPACE.sub(" ", s).strip() for s in sentences) if s]
+
+
+def _ends(text: str, parts: list[str]) -> set[int]:
+    """Where each part but the last ends in ``text`` (the next part's start)."""
+    ends, at = set(), 0
+    for part in parts[:-1]:
+        found = text.find(part, at)
+        if found < 0:
+            raise ValueError(f"a sentence is not the text's own: {part[:60]!r}")
+        at = found + len(part)
+        while at < len(text) and text[at].isspace():
+            at += 1
+        ends.add(at)
+    return ends
+
+
+def boundaries(groups: list[list[str]], split: Splitter) -> dict[str, float]:
+    """Precision and recall of the boundaries ``split`` finds in each group joined by spaces."""
+    found = wanted = right = 0
+    started = time.process_time()
+    for group in groups:
+        text = " ".join(group)
+        gold = _ends(text, group)
+        visible = {end for end, sentence in zip(sorted(gold), group, strict=False) if _ENDS.search(sentence)}
+        predicted = _ends(text, split(text))
+        found += len(predicted - (gold - visible))
+        wanted += len(visible)
+        right += len(predicted & visible)
+    seconds = time.process_time() - started
+    precision, recall = right / max(found, 1), right / max(wanted, 1)
+    return {"precision": precision, "recall": recall, "f1": 2 * precision * recall / max(precision + recall, 1e-9),
+            "ms_per_paragraph": 1000 * seconds / max(len(groups), 1)}
+
+
+def split_single(sentences: list[str], split: Splitter) -> float:
+    """Share of single sentences a splitter cuts in more than one."""
+    return sum(len(split(s)) > 1 for s in sentences) / max(len(sentences), 1)
+
+
+def paragraphs(sentences: list[str], most: int = 4) -> str:
+    """A page's sentences joined back into paragraphs: a sentence after terminal punctuation
+    continues the paragraph (at most ``most`` sentences), any other starts a new line."""
+    lines: list[list[str]] = []
+    for sentence in sentences:
+        if lines and len(lines[-1]) < most and _ENDS.search(lines[-1][-1]):
+            lines[-1].append(sentence)
+        else:
+            lines.append([sentence])
+    return "\n".join(" ".join(line) for line in lines)
+
+
+def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], list[str]]]) -> dict[str, dict]:
+    """The shipped verifier on WiCE dev claims, on WiCE's own sentences and on each splitter's."""
+    from tqdm import tqdm
+
+    from side.config import load_config
+    from side.data import load_wice
+    from side.evaluation.verify import failure_metrics, level_metrics, wice_query, wice_sentences
+    from side.verify.verifier import Verifier
+
+    verifier = Verifier.from_config(load_config())
+    claims = load_wice(data_dir / "wice" / "claim_dev.jsonl")[:limit]
+    labels = [c.label for c in claims]
+    pages = {"WiCE's sentences": [wice_sentences(c) for c in claims]}
+    for name, split in split_text.items():
+        pages[name] = [split(paragraphs(_clean(wice_sentences(c)))) for c in claims]
+    out = {}
+    for name, sentences in pages.items():
+        import numpy as np
+
+        prepared = []
+        for start in tqdm(range(0, len(claims), 16), desc=name, unit="batch"):
+            prepared += verifier.run([(wice_query(c), s) for c, s in
+                                      zip(claims[start:start + 16], sentences[start:start + 16], strict=True)])
+        support = np.array([p.decided.score for p in prepared])
+        out[name] = {**failure_metrics(labels, support),
+                     "levels_macro_f1": level_metrics(labels, [p.decided.level.value for p in prepared])["macro_f1"],
+                     "sentences": sum(map(len, sentences))}
+    return out
+
+
+def main() -> None:
+    from side.config import load_config
+    from side.text import split_sentences
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", nargs="*", choices=["wice", "scifact"], default=["wice", "scifact"],
+                        help="sentence sets for the boundaries (default both)")
+    parser.add_argument("--verdicts", type=int, default=0, metavar="N",
+                        help="also judge the first N WiCE dev claims on each splitter's sentences (349: all)")
+    args = parser.parse_args()
+    data_dir = Path(load_config().data_dir)
+    chosen = splitters()
+    for name in args.set:
+        if name == "wice":
+            sentences = wice_sentences(data_dir)
+            groups = [sentences[i:i + 4] for i in range(0, len(sentences) - 3, 4)]
+            title = f"WiCE train evidence: {len(sentences)} sentences, {len(groups)} paragraphs of four"
+        else:
+            abstracts = scifact_abstracts(data_dir)
+            sentences = [s for a in abstracts for s in a]
+            groups = [a for a in abstracts if a]
+            title = f"SciFact corpus: {len(sentences)} sentences, {len(groups)} abstracts as one paragraph each"
+        print(title)
+        for label, split in chosen.items():
+            b = boundaries(groups, split)
+            print(f"  {label:18s} boundaries P {b['precision']:.3f} R {b['recall']:.3f} F1 {b['f1']:.3f}; "
+                  f"single sentences split {split_single(sentences, split):.1%}; {b['ms_per_paragraph']:.3f} ms "
+                  "per paragraph")
+    if args.verdicts:
+        by_pysbd = chosen["pysbd"]
+
+        def pysbd_text(text: str) -> list[str]:
+            return [s for line in text.split("\n") for s in by_pysbd(line)]
+
+        results = verdicts(data_dir, args.verdicts, {"pysbd": pysbd_text, "side (Bling Fire)": split_sentences})
+        print(f"WiCE dev, first {args.verdicts} claims, the shipped verifier:")
+        for name, r in results.items():
+            print(f"  {name:18s} AUROC(not supported) {r['auroc_not_supported']:.3f}  AUROC(not fully supported) "
+                  f"{r['auroc_not_fully_supported']:.3f}  levels macro-F1 {r['levels_macro_f1']:.3f}  "
+                  f"({r['sentences']} sentences)")
+
+
+if __name__ == "__main__":
+    main()
