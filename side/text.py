@@ -39,15 +39,35 @@ def _split_chunk(chunk: str) -> list[str]:
     ended sentences before a closing quote and at German abbreviations, Bling Fire after a
     title's abbreviation that starts a sentence ("Prof. Xavier agreed." gives "Prof.").
 
-    Its sentences are the chunk's own characters, line breaks between them; a NUL would end its
-    C string early, so it is read as a space, and a chunk it cannot split (it answers nothing)
-    stays one sentence: no text is dropped.
+    Its sentences are the chunk's own characters, line breaks between them. It reads UTF-8 as a
+    C string, so a NUL (which would end it early) and a lone surrogate (which has no UTF-8; JSON
+    lets one through) are handed to it as a space and U+FFFD, and the sentences are then cut from
+    the chunk itself at the same places. A chunk it cannot split (it answers nothing) stays one
+    sentence: no text is dropped.
     """
     import blingfire
 
-    lines = blingfire.text_to_sentences(chunk.replace("\0", " ")).split("\n")
+    safe = _UNENCODABLE.sub(lambda m: " " if m.group() == "\0" else "\ufffd", chunk)
+    lines = blingfire.text_to_sentences(safe).split("\n")
     sentences = [line for line in (_trim(line) for line in lines) if line]
-    return sentences or [chunk]
+    if not sentences:
+        return [chunk]
+    return sentences if safe == chunk else _cut_like(chunk, safe, sentences)
+
+
+#: What Bling Fire cannot be handed as it is: NUL and lone surrogates.
+_UNENCODABLE = re.compile("[\0\ud800-\udfff]")
+
+
+def _cut_like(chunk: str, safe: str, sentences: list[str]) -> list[str]:
+    """``chunk``'s text at the places ``sentences`` stand in ``safe``, which differs from it
+    only in single characters replaced one for one."""
+    out, at = [], 0
+    for sentence in sentences:
+        start = safe.find(sentence, at)
+        at = start + len(sentence)
+        out.append(_trim(chunk[start:at]))
+    return out
 
 
 #: What Bling Fire drops at a sentence's start besides whitespace: control characters and

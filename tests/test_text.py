@@ -72,11 +72,14 @@ def test_sentences_end_where_a_reader_ends_them(paragraph, sentences):
 
 
 def test_no_text_is_dropped_by_the_splitter(monkeypatch):
-    """A NUL (which would end the splitter's C string) reads as a space; a chunk the splitter
-    answers nothing for stays one sentence."""
+    """A NUL (which would end the splitter's C string; between sentences it separates them, as a
+    space would) and a lone surrogate (which has no UTF-8) stay in their sentences; a chunk the
+    splitter answers nothing for stays one sentence."""
     import blingfire
 
     assert split_sentences("One is here.\0Two is here. Three.") == ["One is here.", "Two is here.", "Three."]
+    assert split_sentences("One\0two is here. Three.") == ["One\0two is here.", "Three."]
+    assert split_sentences("A \ud800 is odd. It is kept.") == ["A \ud800 is odd.", "It is kept."]
     assert split_sentences("\u200bAbout us\n\ufeff It is. Here.") == ["About us", "It is.", "Here."]
     monkeypatch.setattr(blingfire, "text_to_sentences", lambda text: "")
     assert split_sentences("It is 330 m tall. It was built in 1889.") == ["It is 330 m tall. It was built in 1889."]
