@@ -65,6 +65,8 @@ def _cut_like(chunk: str, safe: str, sentences: list[str]) -> list[str]:
     out, at = [], 0
     for sentence in sentences:
         start = safe.find(sentence, at)
+        if start < 0:  # not the chunk's own text after all: the splitter's sentences as they are
+            return sentences
         at = start + len(sentence)
         out.append(_trim(chunk[start:at]))
     return out
