@@ -37,7 +37,9 @@ def _split_chunk(chunk: str) -> list[str]:
     precision 0.952 and recall 0.952 against pysbd's 0.927 and 0.945, and splits 0.9% of single
     sentences where pysbd splits 1.8% (``benchmarks/splitters.py``). Where they differ, pysbd
     ended sentences before a closing quote and at German abbreviations, Bling Fire after a
-    title's abbreviation that starts a sentence ("Prof. Xavier agreed." gives "Prof.").
+    title's abbreviation that starts a sentence ("Prof. Xavier agreed." gives "Prof."), and it
+    does not end one before a sentence that starts with a digit ("the year. 2013 saw") or after
+    a short word it takes for an abbreviation (German "ab.", "alt.").
 
     Its sentences are the chunk's own characters, line breaks between them. It reads UTF-8 as a
     C string, so a NUL (which would end it early) and a lone surrogate (which has no UTF-8; JSON
