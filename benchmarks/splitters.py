@@ -1,15 +1,16 @@
 """Sentence splitters: boundaries against sentences people's tools already split, and verdicts.
 
 Side splits a cited page's paragraphs with Bling Fire (:func:`side.text.split_sentences`);
-before, it used pysbd, ~20x slower per paragraph. This script measures both in one run:
+before, it used pysbd, ~20x slower per paragraph. This script measures both in one run (and
+sentencex, Wikimedia's splitter, where it is installed):
 
 - **boundaries**: sentences whose boundaries are known, joined four at a time with a space (as
   one paragraph of a page), split again; precision and recall of the boundaries found. Only a
   boundary after terminal punctuation counts as one to find (a page's heading or menu item
   joined to the next sentence has no mark a splitter could see); a boundary found there is not
-  counted against it either. Also: how many single sentences each splits. Sets: WiCE train's
-  evidence (sentences of the web pages cited on Wikipedia; ``--set wice``) and SciFact's corpus
-  (abstracts of papers; ``--set scifact``).
+  counted against it either (:mod:`side.evaluation.sentences`). Also: how many single sentences
+  each splits. Sets: WiCE train's evidence (sentences of the web pages cited on Wikipedia;
+  ``--set wice``) and SciFact's corpus (abstracts of papers; ``--set scifact``).
 - **verdicts** (``--verdicts N``): the first N WiCE dev claims, each cited page's sentences
   joined back into paragraphs (consecutive sentences after terminal punctuation, at most four)
   and split by each splitter, then judged by the shipped verifier; AUROC of the support score
@@ -29,15 +30,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 Splitter = Callable[[str], list[str]]
-#: A sentence that ends where a splitter can see it end: terminal punctuation, closing quotes
-#: or brackets after it.
-_ENDS = re.compile(r"[.!?][\"')\]\u201d\u2019]*$")
 _SPACE = re.compile(r"\s+")
 
 
 def splitters() -> dict[str, Splitter]:
-    """Each splitter on one paragraph: pysbd as Side ran it (English, ``clean=False``), and
-    Side's own :func:`side.text.split_sentences` (Bling Fire)."""
+    """Each splitter on one paragraph: pysbd's own Segmenter (English, ``clean=False``, as Side
+    ran it), and Side's :func:`side.text.split_sentences` (Bling Fire)."""
     import pysbd
 
     from side.text import split_sentences
@@ -47,7 +45,13 @@ def splitters() -> dict[str, Splitter]:
     def by_pysbd(paragraph: str) -> list[str]:
         return [s.strip() for s in segmenter.segment(paragraph) if s.strip()]
 
-    return {"pysbd": by_pysbd, "side (Bling Fire)": split_sentences}
+    chosen: dict[str, Splitter] = {"pysbd": by_pysbd, "side (Bling Fire)": split_sentences}
+    try:  # Wikimedia's splitter, measured beside them where it is installed (pip install sentencex)
+        import sentencex
+    except ImportError:
+        return chosen
+    chosen["sentencex"] = lambda paragraph: [s.strip() for s in sentencex.segment("en", paragraph) if s.strip()]
+    return chosen
 
 
 def wice_sentences(data_dir: Path) -> list[str]:
@@ -68,53 +72,9 @@ def _clean(sentences: Iterable[str]) -> list[str]:
     return [s for s in (_SPACE.sub(" ", s).strip() for s in sentences) if s]
 
 
-def _ends(text: str, parts: list[str]) -> set[int]:
-    """Where each part but the last ends in ``text`` (the next part's start)."""
-    ends, at = set(), 0
-    for part in parts[:-1]:
-        found = text.find(part, at)
-        if found < 0:
-            raise ValueError(f"a sentence is not the text's own: {part[:60]!r}")
-        at = found + len(part)
-        while at < len(text) and text[at].isspace():
-            at += 1
-        ends.add(at)
-    return ends
-
-
-def boundaries(groups: list[list[str]], split: Splitter) -> dict[str, float]:
-    """Precision and recall of the boundaries ``split`` finds in each group joined by spaces."""
-    found = wanted = right = 0
-    started = time.process_time()
-    for group in groups:
-        text = " ".join(group)
-        gold = _ends(text, group)
-        visible = {end for end, sentence in zip(sorted(gold), group, strict=False) if _ENDS.search(sentence)}
-        predicted = _ends(text, split(text))
-        found += len(predicted - (gold - visible))
-        wanted += len(visible)
-        right += len(predicted & visible)
-    seconds = time.process_time() - started
-    precision, recall = right / max(found, 1), right / max(wanted, 1)
-    return {"precision": precision, "recall": recall, "f1": 2 * precision * recall / max(precision + recall, 1e-9),
-            "ms_per_paragraph": 1000 * seconds / max(len(groups), 1)}
-
-
 def split_single(sentences: list[str], split: Splitter) -> float:
     """Share of single sentences a splitter cuts in more than one."""
     return sum(len(split(s)) > 1 for s in sentences) / max(len(sentences), 1)
-
-
-def paragraphs(sentences: list[str], most: int = 4) -> str:
-    """A page's sentences joined back into paragraphs: a sentence after terminal punctuation
-    continues the paragraph (at most ``most`` sentences), any other starts a new line."""
-    lines: list[list[str]] = []
-    for sentence in sentences:
-        if lines and len(lines[-1]) < most and _ENDS.search(lines[-1][-1]):
-            lines[-1].append(sentence)
-        else:
-            lines.append([sentence])
-    return "\n".join(" ".join(line) for line in lines)
 
 
 def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], list[str]]]) -> dict[str, dict]:
@@ -123,6 +83,7 @@ def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], l
 
     from side.config import load_config
     from side.data import load_wice
+    from side.evaluation.sentences import joined_paragraphs
     from side.evaluation.verify import failure_metrics, level_metrics, wice_query, wice_sentences
     from side.verify.verifier import Verifier
 
@@ -131,7 +92,7 @@ def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], l
     labels = [c.label for c in claims]
     pages = {"WiCE's sentences": [wice_sentences(c) for c in claims]}
     for name, split in split_text.items():
-        pages[name] = [split(paragraphs(_clean(wice_sentences(c)))) for c in claims]
+        pages[name] = [split(joined_paragraphs(_clean(wice_sentences(c)))) for c in claims]
     out = {}
     for name, sentences in pages.items():
         import numpy as np
@@ -149,6 +110,7 @@ def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], l
 
 def main() -> None:
     from side.config import load_config
+    from side.evaluation.sentences import boundaries
     from side.text import split_sentences
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -171,10 +133,11 @@ def main() -> None:
             title = f"SciFact corpus: {len(sentences)} sentences, {len(groups)} abstracts as one paragraph each"
         print(title)
         for label, split in chosen.items():
+            started = time.process_time()
             b = boundaries(groups, split)
-            print(f"  {label:18s} boundaries P {b['precision']:.3f} R {b['recall']:.3f} F1 {b['f1']:.3f}; "
-                  f"single sentences split {split_single(sentences, split):.1%}; {b['ms_per_paragraph']:.3f} ms "
-                  "per paragraph")
+            ms = 1000 * (time.process_time() - started) / max(len(groups), 1)
+            print(f"  {label:18s} boundaries P {b.precision:.3f} R {b.recall:.3f} F1 {b.f1:.3f}; "
+                  f"single sentences split {split_single(sentences, split):.1%}; {ms:.3f} ms per paragraph")
     if args.verdicts:
         by_pysbd = chosen["pysbd"]
 

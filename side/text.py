@@ -8,24 +8,55 @@ sentence splitter's cost stays linear in the size of the page.
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 __all__ = [
     "MAX_PARAGRAPH_CHARS", "is_one_sentence", "normalize_space", "split_sentences", "count_words", "Window",
     "window_sentences", "truncate_left",
 ]
 
+log = logging.getLogger(__name__)
+
 #: Longest paragraph handed to the sentence splitter in one piece; longer ones are cut first.
 MAX_PARAGRAPH_CHARS = 5000
 
 _WORD = re.compile(r"\S+")
 _SPACES = re.compile(r"[ \t\u00a0]+")
-#: Where the sentence splitter may end a sentence: terminal punctuation, a closing bracket (list
-#: items), double quotes.
-_SPLIT_MARKS = re.compile(r"[.!?\u2026\u3002\uff01\uff1f)\"\u201c\u201d]")
+#: Where the sentence splitter may end a sentence: terminal punctuation (Latin, Arabic, Urdu,
+#: CJK, full-width and small forms, double marks such as "‼" and "⁉"), a closing bracket (list
+#: items), double quotes. Every character Bling Fire ends a sentence at is here (found by trying
+#: each one; ``tests/test_text.py`` tries them again).
+_SPLIT_MARKS = re.compile(
+    "[.!?\u2026\u3002\uff01\uff1f)\"\u201c\u201d"
+    "\u01c3\u061f\u06d4\u2024\u203c\u203d\u2048\u2049\u2404\ufe52\uff0e\uff61]")
 #: One final full stop, question or exclamation mark (the splitter may split a run of them).
 _FINAL_MARK = re.compile(r"[.!?]?\s*$")
+
+_local = threading.local()
+
+
+@functools.cache
+def _bling_fire() -> Callable[[str], str] | None:
+    """Bling Fire's ``text_to_sentences``, or None where its native library does not load.
+
+    Its wheel carries a library for x86-64 only; on an ARM machine (a Mac with Apple silicon, an
+    aarch64 server) it cannot load, and Side splits with pysbd instead: the sentences Side gave
+    before Bling Fire, ~20x slower, verdicts within a refit's spread of Bling Fire's
+    (``benchmarks/splitters.py --verdicts 349``).
+    """
+    try:
+        import blingfire
+    except (ImportError, OSError) as exc:
+        log.warning("Bling Fire does not load on this machine (%s); splitting sentences with pysbd, "
+                    "about 20x slower", exc)
+        return None
+    return cast(Callable[[str], str], blingfire.text_to_sentences)
 
 
 def _split_chunk(chunk: str) -> list[str]:
@@ -36,10 +67,11 @@ def _split_chunk(chunk: str) -> list[str]:
     (42,885 sentences of cited pages, joined four at a time) it finds their boundaries at
     precision 0.952 and recall 0.952 against pysbd's 0.927 and 0.945, and splits 0.9% of single
     sentences where pysbd splits 1.8% (``benchmarks/splitters.py``). Where they differ, pysbd
-    ended sentences before a closing quote and at German abbreviations, Bling Fire after a
-    title's abbreviation that starts a sentence ("Prof. Xavier agreed." gives "Prof."), and it
-    does not end one before a sentence that starts with a digit ("the year. 2013 saw") or after
-    a short word it takes for an abbreviation (German "ab.", "alt.").
+    ended sentences before a closing quote and at German abbreviations; Bling Fire sometimes
+    after a title's abbreviation ("It ended. Prof. Xavier agreed." gives "Prof." alone) and
+    sometimes not before one ("He left. Dr. Smith came." stays whole), and it does not end a
+    sentence before one that starts with a digit ("the year. 2013 saw") or after a short word it
+    takes for an abbreviation (German "ab.", "alt.").
 
     Its sentences are the chunk's own characters, line breaks between them. It reads UTF-8 as a
     C string, so a NUL (which would end it early) and a lone surrogate (which has no UTF-8; JSON
@@ -47,14 +79,31 @@ def _split_chunk(chunk: str) -> list[str]:
     the chunk itself at the same places. A chunk it cannot split (it answers nothing) stays one
     sentence: no text is dropped.
     """
-    import blingfire
-
+    split = _bling_fire()
+    if split is None:
+        return _split_by_pysbd(chunk)
     safe = _UNENCODABLE.sub(lambda m: " " if m.group() == "\0" else "\ufffd", chunk)
-    lines = blingfire.text_to_sentences(safe).split("\n")
-    sentences = [line for line in (_trim(line) for line in lines) if line]
+    sentences = [line for line in (_trim(line) for line in split(safe).split("\n")) if line]
     if not sentences:
-        return [chunk]
+        return _whole(chunk)
     return sentences if safe == chunk else _cut_like(chunk, safe, sentences)
+
+
+def _split_by_pysbd(chunk: str) -> list[str]:
+    """pysbd's sentences of ``chunk``, one segmenter per thread (it keeps the text it works on
+    in an attribute, so threads sharing one would mix their sentences)."""
+    segmenter = getattr(_local, "pysbd", None)
+    if segmenter is None:
+        import pysbd
+
+        segmenter = _local.pysbd = pysbd.Segmenter(language="en", clean=False)
+    return [sentence for sentence in (_trim(s) for s in segmenter.segment(chunk)) if sentence] or _whole(chunk)
+
+
+def _whole(chunk: str) -> list[str]:
+    """``chunk`` as one sentence, or none if it holds nothing but what :func:`_trim` drops."""
+    sentence = _trim(chunk)
+    return [sentence] if sentence else []
 
 
 #: What Bling Fire cannot be handed as it is: NUL and lone surrogates.
@@ -67,8 +116,8 @@ def _cut_like(chunk: str, safe: str, sentences: list[str]) -> list[str]:
     out, at = [], 0
     for sentence in sentences:
         start = safe.find(sentence, at)
-        if start < 0:  # not the chunk's own text after all: the splitter's sentences as they are
-            return sentences
+        if start < 0:  # not the chunk's own text after all: keep the chunk whole, unaltered
+            return _whole(chunk)
         at = start + len(sentence)
         out.append(_trim(chunk[start:at]))
     return out
@@ -76,14 +125,16 @@ def _cut_like(chunk: str, safe: str, sentences: list[str]) -> list[str]:
 
 #: What Bling Fire drops at a sentence's start besides whitespace: control characters and
 #: invisible marks (zero-width space and joiners, direction marks, word joiner, byte-order mark,
-#: the pictures of space and newline). Found by trying every character at a text's start.
-_LEADING = re.compile(r"^[\s\x01-\x08\x0e-\x1b\u200b-\u200f\u2060\u2420\u2424\ufeff]+")
+#: the pictures of space and newline). Found by trying every character at a text's start. NUL,
+#: which Side hands it as a space, goes at either end.
+_LEADING = re.compile(r"^[\s\x00-\x08\x0e-\x1b\u200b-\u200f\u2060\u2420\u2424\ufeff]+")
+_TRAILING = re.compile(r"[\s\x00]+$")
 
 
 def _trim(sentence: str) -> str:
     """A sentence without the whitespace around it and the marks Bling Fire drops before it, so a
     paragraph kept whole (:func:`is_one_sentence`) reads as the splitter would return it."""
-    return _LEADING.sub("", sentence).rstrip()
+    return _TRAILING.sub("", _LEADING.sub("", sentence))
 
 
 def is_one_sentence(chunk: str) -> bool:
@@ -91,10 +142,11 @@ def is_one_sentence(chunk: str) -> bool:
     (:data:`_SPLIT_MARKS`) before at most one final ``.``, ``!`` or ``?``.
 
     Most paragraphs of a web page are one sentence (headings, list items, captions, short
-    paragraphs), and this test costs a quarter of the splitter's call. On 48,946 paragraph
+    paragraphs), and this test costs a quarter of the splitter's call. Of about 48,900 paragraph
     chunks (WiCE dev evidence, the 181 pages of the extraction benchmark and 110 of
-    trafilatura's test pages) 35,427 pass it, and Bling Fire returns every one of them whole
-    (``tests/test_text.py``).
+    trafilatura's test pages) about 35,400 pass it, and Bling Fire returned every one of them
+    whole; ``tests/test_text.py`` checks that on real pages and for every character Bling Fire
+    ends a sentence at.
     """
     final = _FINAL_MARK.search(chunk)
     return _SPLIT_MARKS.search(chunk, 0, final.start() if final else len(chunk)) is None
