@@ -23,14 +23,11 @@ sentencex, Wikimedia's splitter, where it is installed):
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 Splitter = Callable[[str], list[str]]
-_SPACE = re.compile(r"\s+")
 
 
 def splitters() -> dict[str, Splitter]:
@@ -54,24 +51,6 @@ def splitters() -> dict[str, Splitter]:
     return chosen
 
 
-def wice_sentences(data_dir: Path) -> list[str]:
-    """WiCE train's evidence sentences, the page's metadata lines left out."""
-    out = []
-    with open(data_dir / "wice" / "non_supported_tokens_train.jsonl", encoding="utf-8") as f:
-        for line in f:
-            out += [s for s in json.loads(line)["evidence"] if not s.startswith("(meta data)")]
-    return _clean(out)
-
-
-def scifact_abstracts(data_dir: Path) -> list[list[str]]:
-    with open(data_dir / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
-        return [_clean(json.loads(line)["abstract"]) for line in f]
-
-
-def _clean(sentences: Iterable[str]) -> list[str]:
-    return [s for s in (_SPACE.sub(" ", s).strip() for s in sentences) if s]
-
-
 def split_single(sentences: list[str], split: Splitter) -> float:
     """Share of single sentences a splitter cuts in more than one."""
     return sum(len(split(s)) > 1 for s in sentences) / max(len(sentences), 1)
@@ -79,11 +58,12 @@ def split_single(sentences: list[str], split: Splitter) -> float:
 
 def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], list[str]]]) -> dict[str, dict]:
     """The shipped verifier on WiCE dev claims, on WiCE's own sentences and on each splitter's."""
+    import numpy as np
     from tqdm import tqdm
 
     from side.config import load_config
     from side.data import load_wice
-    from side.evaluation.sentences import joined_paragraphs
+    from side.evaluation.sentences import clean, joined_paragraphs
     from side.evaluation.verify import failure_metrics, level_metrics, wice_query, wice_sentences
     from side.verify.verifier import Verifier
 
@@ -92,11 +72,9 @@ def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], l
     labels = [c.label for c in claims]
     pages = {"WiCE's sentences": [wice_sentences(c) for c in claims]}
     for name, split in split_text.items():
-        pages[name] = [split(joined_paragraphs(_clean(wice_sentences(c)))) for c in claims]
+        pages[name] = [split(joined_paragraphs(clean(wice_sentences(c)))) for c in claims]
     out = {}
     for name, sentences in pages.items():
-        import numpy as np
-
         prepared = []
         for start in tqdm(range(0, len(claims), 16), desc=name, unit="batch"):
             prepared += verifier.run([(wice_query(c), s) for c, s in
@@ -110,7 +88,7 @@ def verdicts(data_dir: Path, limit: int, split_text: dict[str, Callable[[str], l
 
 def main() -> None:
     from side.config import load_config
-    from side.evaluation.sentences import boundaries
+    from side.evaluation.sentences import boundaries, scifact_abstracts, wice_evidence
     from side.text import split_sentences
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -123,11 +101,11 @@ def main() -> None:
     chosen = splitters()
     for name in args.set:
         if name == "wice":
-            sentences = wice_sentences(data_dir)
+            sentences = wice_evidence(data_dir / "wice" / "non_supported_tokens_train.jsonl")
             groups = [sentences[i:i + 4] for i in range(0, len(sentences) - 3, 4)]
             title = f"WiCE train evidence: {len(sentences)} sentences, {len(groups)} paragraphs of four"
         else:
-            abstracts = scifact_abstracts(data_dir)
+            abstracts = scifact_abstracts(data_dir / "scifact" / "corpus.jsonl")
             sentences = [s for a in abstracts for s in a]
             groups = [a for a in abstracts if a]
             title = f"SciFact corpus: {len(sentences)} sentences, {len(groups)} abstracts as one paragraph each"

@@ -38,6 +38,9 @@ _SPLIT_MARKS = re.compile(
 #: One final full stop, question or exclamation mark (the splitter may split a run of them).
 _FINAL_MARK = re.compile(r"[.!?]?\s*$")
 
+#: What Bling Fire cannot be handed as it is: NUL and lone surrogates.
+_UNENCODABLE = re.compile("[\0\ud800-\udfff]")
+
 _local = threading.local()
 
 
@@ -104,10 +107,6 @@ def _whole(chunk: str) -> list[str]:
     """``chunk`` as one sentence, or none if it holds nothing but what :func:`_trim` drops."""
     sentence = _trim(chunk)
     return [sentence] if sentence else []
-
-
-#: What Bling Fire cannot be handed as it is: NUL and lone surrogates.
-_UNENCODABLE = re.compile("[\0\ud800-\udfff]")
 
 
 def _cut_like(chunk: str, safe: str, sentences: list[str]) -> list[str]:

@@ -88,18 +88,11 @@ def test_no_text_is_dropped_by_the_splitter(monkeypatch):
 def test_sentence_boundaries_of_cited_pages_are_found_as_well_as_pysbd_found_them():
     """On the sentences of pages cited on Wikipedia (all of WiCE train's evidence), joined four
     at a time, Side's splitter finds the boundaries at an F1 no lower than pysbd's."""
-    import json
-
     import pysbd
 
-    from side.evaluation.sentences import boundaries
+    from side.evaluation.sentences import boundaries, wice_evidence
 
-    sentences = []
-    with open(need_data("wice/non_supported_tokens_train.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            sentences += [" ".join(s.split()) for s in json.loads(line)["evidence"]
-                          if not s.startswith("(meta data)")]
-    sentences = [s for s in sentences if s]
+    sentences = wice_evidence(need_data("wice/non_supported_tokens_train.jsonl"))
     groups = [sentences[i:i + 4] for i in range(0, len(sentences) - 3, 4)]
     assert len(groups) > 10_000
     segmenter = pysbd.Segmenter(language="en", clean=False)

@@ -43,6 +43,7 @@ from side.retrieval.corpus import (
     documents_from_scifact,
     documents_from_wice,
     wice_page_id,
+    wice_page_sentences,
 )
 from side.retrieval.dense import DenseIndex, embed_cached
 from side.retrieval.fusion import fuse, single
@@ -301,10 +302,6 @@ class OwnSourceItem:
     gold: str
 
 
-def _page_sentences(evidence: Sequence[str]) -> tuple[str, ...]:
-    return tuple(s for s in evidence if s.strip() and not s.startswith(WICE_META_PREFIX))
-
-
 def own_source_items(records: Iterable[dict[str, Any]]) -> tuple[list[OwnSourceItem], dict[str, tuple[str, ...]],
                                                                  int]:
     """Every claim whose article cites two pages or more, with that article's pool; the pages'
@@ -318,7 +315,7 @@ def own_source_items(records: Iterable[dict[str, Any]]) -> tuple[list[OwnSourceI
     by_article: dict[str, set[str]] = {}
     for record in records:
         page = wice_page_id(record["evidence"])
-        pages[page] = _page_sentences(record["evidence"])
+        pages[page] = wice_page_sentences(record["evidence"])
         by_article.setdefault((record.get("meta") or {}).get("claim_title", "") or "", set()).add(page)
     items, single = [], 0
     for record in records:

@@ -11,12 +11,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["Boundaries", "boundaries", "joined_paragraphs"]
+from side.data import load_scifact_corpus, load_wice
+from side.retrieval.corpus import wice_page_sentences
+
+__all__ = ["Boundaries", "boundaries", "joined_paragraphs", "wice_evidence", "scifact_abstracts", "clean"]
 
 #: A sentence that ends where a splitter can see it end: terminal punctuation, then closing
 #: quotes or brackets.
 ENDS = re.compile(r"[.!?][\"')\]\u201d\u2019]*$")
+_SPACE = re.compile(r"\s+")
+
+
+def clean(sentences: Iterable[str]) -> list[str]:
+    """Each sentence with its whitespace collapsed; empty ones left out."""
+    return [s for s in (_SPACE.sub(" ", s).strip() for s in sentences) if s]
+
+
+def wice_evidence(path: str | Path) -> list[str]:
+    """The sentences of every page a WiCE file's claims cite, in file order (a page cited by
+    several claims comes once per claim)."""
+    return clean(s for claim in load_wice(path) for s in wice_page_sentences(claim.evidence))
+
+
+def scifact_abstracts(path: str | Path) -> list[list[str]]:
+    """The sentences of each abstract of a SciFact corpus file."""
+    return [clean(doc.sentences) for doc in load_scifact_corpus(path).values()]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from side.text import split_sentences, window_sentences
 __all__ = [
     "CORPUS_FORMAT", "DOCUMENTS_FILE", "PASSAGES_FILE", "MANIFEST_FILE", "WICE_META_PREFIX", "sha1",
     "Document", "Passage", "passages_of", "Corpus", "build_corpus", "documents_from_jsonl", "wice_title",
-    "wice_page_id", "documents_from_wice", "documents_from_scifact", "documents_from_web_html",
+    "wice_page_sentences", "wice_page_id", "documents_from_wice", "documents_from_scifact", "documents_from_web_html",
 ]
 
 log = logging.getLogger(__name__)
@@ -278,6 +278,11 @@ def wice_title(evidence: Iterable[str]) -> str:
     return ""
 
 
+def wice_page_sentences(evidence: Iterable[str]) -> tuple[str, ...]:
+    """The sentences of a WiCE page: its evidence without the ``(meta data)`` lines and blanks."""
+    return tuple(s for s in evidence if s.strip() and not s.startswith(WICE_META_PREFIX))
+
+
 def wice_page_id(evidence: Iterable[str]) -> str:
     """Stable document id of a WiCE page: identical page text gives one document."""
     return "wice:" + sha1("\n".join(evidence))[:16]
@@ -297,7 +302,7 @@ def documents_from_wice(path: str | Path) -> Iterator[Document]:
             continue
         seen.add(doc_id)
         claim_id = (record.get("meta") or {}).get("id", number)
-        sentences = tuple(s for s in evidence if not s.startswith(WICE_META_PREFIX) and s.strip())
+        sentences = wice_page_sentences(evidence)
         yield Document(doc_id, f"wice:{claim_id}", wice_title(evidence), "\n".join(sentences), sentences)
 
 
