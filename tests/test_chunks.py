@@ -166,3 +166,44 @@ def test_hugging_face_export_of_a_chunk_model_keeps_its_premise_and_partial_outp
     pairs = [Query("The bridge opened in 1932.", "Bridge").pair("The bridge was opened to traffic in 1932.")]
     (p1, q1), (p2, q2) = exported.predict_partial(pairs), own.predict_partial(pairs)
     assert np.allclose(p1, p2, atol=1e-4) and np.allclose(q1, q2, atol=1e-4) and q1[0] > 0
+
+
+@pytest.mark.parametrize("value", ["vitaminc", "vitaminc=0", "vitaminc=-3", "vitaminc=many", "nosuch=10"])
+def test_a_bad_chunk_cap_is_refused_before_any_work(value, tmp_path, monkeypatch, capsys):
+    from side.cli import main as side_main
+
+    monkeypatch.setenv("SIDE_VAR_DIR", str(tmp_path / "var"))
+    with pytest.raises(SystemExit) as exit_:
+        side_main(["train", "verifier", "--chunks", "--chunk-cap", value, "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert f"argument --chunk-cap: {value!r}" in capsys.readouterr().err.splitlines()[-1]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "var").exists()
+
+
+def test_chunk_caps_reach_the_recipe_and_keep_twins_together(tmp_path, monkeypatch):
+    """``--chunk-cap SOURCE=N`` reaches the recipe (``all``: every pair), and a cap draws whole
+    groups, so a claim's twins are never split by it."""
+    from side.cli import main as side_main
+    from side.training import chunked, finetune
+
+    data = need_data("wice/non_supported_tokens_train.jsonl").parents[1]
+    seen: list[dict[str, int | None]] = []
+
+    def recorded(data_dir, seed=13, words=chunked.CHUNK_WORDS, caps=None, holdout=0.0):
+        seen.append(dict(caps or {}))
+        raise SystemExit(0)  # the caps are what this test is about, not the pairs
+
+    monkeypatch.setenv("SIDE_DATA_DIR", str(data))
+    monkeypatch.setenv("SIDE_VAR_DIR", str(tmp_path / "var"))
+    monkeypatch.setattr(finetune, "chunked_examples", recorded)
+    with pytest.raises(SystemExit):
+        side_main(["train", "verifier", "--chunks", "--probe-only", "--chunk-cap", "vitaminc=all",
+                   "--chunk-cap", "fm2=40", "--out", str(tmp_path / "out")])
+    assert seen == [{"vitaminc": None, "fm2": 40}]
+
+    every = chunked.fm2_examples(data)
+    drawn = chunked._sample(every, 40, chunked.random.Random(13))
+    size = {g: sum(1 for ex in every if ex.group == g) for g in {ex.group for ex in drawn}}
+    assert 40 <= len(drawn) < 40 + max(size.values())
+    assert len(drawn) == sum(size.values())  # each drawn group whole
+    assert chunked._sample(every, None, chunked.random.Random(13)) == every

@@ -46,6 +46,8 @@ WIKITEXT = "side/demo_data/Scientific_claims.wikitext"
     (["train", "verifier", "--max-length", "3", "--out", "OUT"], "--max-length must be at least 32, not 3"),
     (["train", "verifier", "--chunks", "--chunk-words", "10", "--out", "OUT"],
      "--chunk-words must be at least 20, not 10"),
+    (["train", "verifier", "--chunk-cap", "vitaminc=all", "--out", "OUT"],
+     "--chunk-cap needs --chunks (it caps the chunk recipe's sources)"),
     (["train", "verifier", "--max-length", "1000", "--out", "OUT"], "--max-length must be at most 512, not 1000"),
     (["train", "verifier", "--freeze-layers", str(BACKBONE_LAYERS["minilm"]), "--out", "OUT"],
      f"--freeze-layers must be at most {BACKBONE_LAYERS['minilm'] - 1}, not {BACKBONE_LAYERS['minilm']}"),

@@ -93,6 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "around its best sentences (see the model card). Give --init DIR to start from a trained verifier")
     p.add_argument("--chunk-words", type=int, default=d.chunk_words, metavar="N",
                    help=f"words per chunk with --chunks (default {d.chunk_words})")
+    p.add_argument("--chunk-cap", type=_chunk_cap, action="append", default=[], metavar="SOURCE=N",
+                   help="with --chunks: draw at most N pairs from SOURCE, or every pair with SOURCE=all; "
+                   f"repeatable; sources and default caps: {_caps_text()}")
     p.add_argument("--combiner-holdout", type=float, default=d.combiner_holdout, metavar="SHARE",
                    help="with --chunks: keep this share of the WiCE train and SciFact train claims (0-0.9, by a "
                    "hash of their id) out of training, and fit the combiner and level cuts on them alone, so it "
@@ -120,6 +123,27 @@ def _set_names(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"unknown set {', '.join(unknown) or repr(text)}; "
                                          f"choose from {', '.join(CONTRASTIVE_SETS)} or 'all'")
     return names
+
+
+def _caps_text() -> str:
+    from side.training.chunked import CHUNK_CAPS
+
+    return ", ".join(f"{name} {cap if cap is not None else 'all'}" for name, cap in CHUNK_CAPS.items())
+
+
+def _chunk_cap(text: str) -> tuple[str, int | None]:
+    """``--chunk-cap``'s value: a chunk recipe source and its cap (None: every pair)."""
+    from side.training.chunked import CHUNK_CAPS
+
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or name not in CHUNK_CAPS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give SOURCE=N with SOURCE one of {', '.join(CHUNK_CAPS)}")
+    if value == "all":
+        return name, None
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: N is a whole number of pairs from 1, or 'all'")
+    return name, int(value)
 
 
 def _register_unsupported(models: argparse._SubParsersAction) -> None:
@@ -155,7 +179,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
              "--joined": bool(args.joined), "--supported-parts": args.supported_parts,
              "--contrastive": bool(args.contrastive), "--shortcut-filter": args.shortcut_filter,
              "--probe-only": args.probe_only, "--chunks": args.chunks,
-             "--combiner-holdout": bool(args.combiner_holdout)}
+             "--combiner-holdout": bool(args.combiner_holdout), "--chunk-cap": bool(args.chunk_cap)}
     fine_tuning = [name for name, present in given.items() if present]
     if fine_tuning and (args.combiner_only or args.levels_only):
         raise InputError(f"{', '.join(fine_tuning)}: options of the fine-tuning, which --combiner-only / "
@@ -169,6 +193,8 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
                          "supported parts); leave out --contrastive, --joined and --supported-parts")
     if not 0 <= args.combiner_holdout <= 0.9:
         raise InputError(f"--combiner-holdout {args.combiner_holdout:g}: give a share from 0 to 0.9")
+    if args.chunk_cap and not args.chunks:
+        raise InputError("--chunk-cap needs --chunks (it caps the chunk recipe's sources)")
     if args.combiner_holdout and not args.chunks:
         raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
     at_least(20, chunk_words=args.chunk_words)  # fewer words hold no claim's evidence
@@ -188,6 +214,7 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
             base=args.base, init=args.init, joined=args.joined, supported_parts=args.supported_parts,
             contrastive=args.contrastive, shortcut_filter=args.shortcut_filter,
             chunks=args.chunks, chunk_words=args.chunk_words, combiner_holdout=args.combiner_holdout,
+            chunk_caps=dict(args.chunk_cap),
             allow_shortcuts=args.allow_shortcuts or args.probe_only, **chosen,
         )
         if args.probe_only:

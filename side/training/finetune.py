@@ -22,7 +22,7 @@ import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,6 +127,9 @@ class TrainSettings:
     chunks: bool = False
     #: Words per chunk (side.verify.chunks.CHUNK_WORDS).
     chunk_words: int = CHUNK_WORDS
+    #: Caps of the chunk recipe's sources that differ from side.training.chunked.CHUNK_CAPS
+    #: (None: every pair of that source).
+    chunk_caps: dict[str, int | None] = field(default_factory=dict)
     #: Share of the WiCE train and SciFact train claims kept out of training for the combiner
     #: (side.training.holdout; chunk recipe only; 0: the combiner is fitted on claims trained on).
     combiner_holdout: float = 0.0
@@ -252,7 +255,7 @@ def training_examples(settings: TrainSettings) -> tuple[list[Example], ProbeRepo
     query-only or premise-length probe predicts (unless ``allow_shortcuts``), before any step is spent."""
     if settings.chunks:
         examples = chunked_examples(settings.data_dir, seed=settings.seed, words=settings.chunk_words,
-                                    holdout=settings.combiner_holdout)
+                                    caps=settings.chunk_caps, holdout=settings.combiner_holdout)
     else:
         examples = build_examples(settings.data_dir, negatives=settings.negatives,
                                   in_domain_repeat=settings.in_domain_repeat, joined=settings.joined,
