@@ -43,3 +43,17 @@ def test_the_example_names_every_setting_under_its_section():
                 sections.setdefault(f"{match.group(1).lower()}.{match.group(2).lower()}", line)
     missing = [name for name in setting_names(Config()) if name not in sections]
     assert missing == []
+
+
+def test_the_toolforge_guide_writes_a_config_that_loads_and_names_a_contact(tmp_path):
+    """The side.toml the Toolforge guide writes is a valid configuration, and the User-Agent it
+    gives names the tool and its maintainers, as Wikimedia's User-Agent policy asks, instead of
+    the default's."""
+    guide = (EXAMPLE.parent / "deploy" / "toolforge" / "README.md").read_text(encoding="utf-8")
+    written = re.findall(r"cat > \$HOME/side\.toml <<'TOML'\n(.*?)\nTOML\n", guide, flags=re.DOTALL)
+    assert len(written) == 1
+    (tmp_path / "side.toml").write_text(written[0] + "\n", encoding="utf-8")
+    loaded = load_config(tmp_path / "side.toml", environ={})
+    assert loaded.bot.wiki == "enwiki"
+    assert loaded.fetch.user_agent != Config().fetch.user_agent
+    assert "side.toolforge.org" in loaded.fetch.user_agent and "@toolforge.org" in loaded.fetch.user_agent
