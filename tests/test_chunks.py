@@ -168,7 +168,7 @@ def test_hugging_face_export_of_a_chunk_model_keeps_its_premise_and_partial_outp
     assert np.allclose(p1, p2, atol=1e-4) and np.allclose(q1, q2, atol=1e-4) and q1[0] > 0
 
 
-@pytest.mark.parametrize("value", ["vitaminc", "vitaminc=0", "vitaminc=-3", "vitaminc=many", "nosuch=10"])
+@pytest.mark.parametrize("value", ["vitaminc", "vitaminc=0", "vitaminc=-3", "vitaminc=many", "nosuch=10", "joined=all"])
 def test_a_bad_chunk_cap_is_refused_before_any_work(value, tmp_path, monkeypatch, capsys):
     from side.cli import main as side_main
 
@@ -180,7 +180,7 @@ def test_a_bad_chunk_cap_is_refused_before_any_work(value, tmp_path, monkeypatch
     assert not (tmp_path / "out").exists() and not (tmp_path / "var").exists()
 
 
-def test_chunk_caps_reach_the_recipe_and_keep_twins_together(tmp_path, monkeypatch):
+def test_chunk_caps_reach_the_recipe_and_keep_twins_together(tmp_path, monkeypatch, capsys):
     """``--chunk-cap SOURCE=N`` reaches the recipe (``all``: every pair), and a cap draws whole
     groups, so a claim's twins are never split by it."""
     from side.cli import main as side_main
@@ -200,10 +200,14 @@ def test_chunk_caps_reach_the_recipe_and_keep_twins_together(tmp_path, monkeypat
         side_main(["train", "verifier", "--chunks", "--probe-only", "--chunk-cap", "vitaminc=all",
                    "--chunk-cap", "fm2=40", "--out", str(tmp_path / "out")])
     assert seen == [{"vitaminc": None, "fm2": 40}]
+    assert side_main(["train", "verifier", "--chunks", "--chunk-cap", "fm2=40", "--chunk-cap", "fm2=all",
+                      "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "side: error: --chunk-cap fm2 given more than once; give each source one cap"]
+    assert len(seen) == 1 and not (tmp_path / "out").exists()
 
     every = chunked.fm2_examples(data)
     drawn = chunked._sample(every, 40, chunked.random.Random(13))
     size = {g: sum(1 for ex in every if ex.group == g) for g in {ex.group for ex in drawn}}
     assert 40 <= len(drawn) < 40 + max(size.values())
     assert len(drawn) == sum(size.values())  # each drawn group whole
-    assert chunked._sample(every, None, chunked.random.Random(13)) == every

@@ -140,6 +140,8 @@ def _chunk_cap(text: str) -> tuple[str, int | None]:
     if not sep or name not in CHUNK_CAPS:
         raise argparse.ArgumentTypeError(f"{text!r}: give SOURCE=N with SOURCE one of {', '.join(CHUNK_CAPS)}")
     if value == "all":
+        if name == "joined":  # compound claims are built, not drawn: there is no "every pair" of them
+            raise argparse.ArgumentTypeError(f"{text!r}: compound claims are built to a number; give joined=N")
         return name, None
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: N is a whole number of pairs from 1, or 'all'")
@@ -195,6 +197,9 @@ def run_train_verifier(args: argparse.Namespace, config: Config) -> int:
         raise InputError(f"--combiner-holdout {args.combiner_holdout:g}: give a share from 0 to 0.9")
     if args.chunk_cap and not args.chunks:
         raise InputError("--chunk-cap needs --chunks (it caps the chunk recipe's sources)")
+    named = [name for name, _ in args.chunk_cap]
+    if twice := sorted({name for name in named if named.count(name) > 1}):
+        raise InputError(f"--chunk-cap {', '.join(twice)} given more than once; give each source one cap")
     if args.combiner_holdout and not args.chunks:
         raise InputError("--combiner-holdout needs --chunks (the shipped recipe trains on every WiCE claim)")
     at_least(20, chunk_words=args.chunk_words)  # fewer words hold no claim's evidence
