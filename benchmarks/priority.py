@@ -51,10 +51,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from tqdm import tqdm
 
 from side.config import PriorityConfig, load_config
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice
+from side.data import WICE_META_PREFIX, load_scifact_claims, load_scifact_corpus, load_wice
 from side.evaluation.verify import (
     CITATION_MARKER,
-    META_PREFIX,
     citation_integrity_level,
     wice_query,
     wice_sentences,
@@ -90,8 +89,8 @@ class Item:
 def site_name(evidence: list[str] | tuple[str, ...]) -> str:
     """The cited page's own site name: ``(meta data) PUBLISHER``, else the title's last
     ``– Site`` / ``| Site`` part ("" when neither is there)."""
-    meta = {s[len(META_PREFIX):].split(":", 1)[0]: s.split(":", 1)[1].strip()
-            for s in evidence[:8] if s.startswith(META_PREFIX) and ":" in s}
+    meta = {s[len(WICE_META_PREFIX):].split(":", 1)[0]: s.split(":", 1)[1].strip()
+            for s in evidence[:8] if s.startswith(WICE_META_PREFIX) and ":" in s}
     if meta.get("PUBLISHER"):
         return meta["PUBLISHER"]
     parts = re.split(r"\s+[–—|-]\s+", meta.get("TITLE", ""))

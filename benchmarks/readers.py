@@ -48,11 +48,11 @@ Prepared = tuple[str, str, tuple[str, ...]]
 
 
 def wice_pages(data_dir: Path, n: int) -> list[Page]:
-    from side.data import load_wice
+    from side.data import WICE_META_PREFIX, load_wice
 
     pages = []
     for row in load_wice(data_dir / "wice" / "claim_dev.jsonl")[:n]:
-        body = "".join(f"<p>{html.escape(s)}</p>" for s in row.evidence if not s.startswith("(meta data)"))
+        body = "".join(f"<p>{html.escape(s)}</p>" for s in row.evidence if not s.startswith(WICE_META_PREFIX))
         pages.append((row.claim, f"<html><head><title>{html.escape(row.title)}</title></head>"
                                  f"<body>{body}</body></html>".encode()))
     return pages

@@ -22,7 +22,7 @@ from stats import cpu_model  # benchmarks/stats.py, beside this script
 
 def main() -> None:
     from side.config import load_config
-    from side.data import load_wice
+    from side.data import WICE_META_PREFIX, load_wice
     from side.verify.verifier import Query, Verifier, bounded_sentences, shortlist_source
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -30,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config()
     rows = load_wice(config.data_dir / "wice" / "claim_dev.jsonl")[: args.claims]
-    items = [(Query(row.claim), bounded_sentences([s for s in row.evidence if not s.startswith("(meta data)")]))
+    items = [(Query(row.claim), bounded_sentences([s for s in row.evidence if not s.startswith(WICE_META_PREFIX)]))
              for row in rows]
     shortlists = [shortlist_source(query.claim, sentences) for query, sentences in items]
     verifier = Verifier.from_config(config)

@@ -47,9 +47,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from side.config import load_config
-from side.data import WiceClaim, load_wice, read_jsonl
+from side.data import WICE_META_PREFIX, WiceClaim, load_wice, read_jsonl
 from side.evaluation.verify import (
-    META_PREFIX,
     cut_levels,
     failure_metrics,
     level_metrics,
@@ -96,7 +95,7 @@ def side_scores(verifier: Verifier, claims: list[WiceClaim], rows: list[dict]) -
     score) on the oracle chunks (the best-scored chunk of each claim) and on the whole page."""
     by_id = {c.id: c for c in claims}
     chunk_rows = [r for r in rows if r["meta"]["id"] in by_id]
-    pairs = [(wice_query(by_id[r["meta"]["id"]]), [s.removeprefix(META_PREFIX) for s in r["evidence"]])
+    pairs = [(wice_query(by_id[r["meta"]["id"]]), [s.removeprefix(WICE_META_PREFIX) for s in r["evidence"]])
              for r in chunk_rows]
     chunk = _signals(verifier, pairs, "oracle chunks")
     page = _signals(verifier, [(wice_query(c), wice_sentences(c)) for c in claims], "whole pages")

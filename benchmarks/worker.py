@@ -73,7 +73,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def page(title: str, sentences: tuple[str, ...]) -> bytes:
-    paragraphs = "".join(f"<p>{html.escape(s)}</p>" for s in sentences if not s.startswith("(meta data)"))
+    from side.data import WICE_META_PREFIX
+
+    paragraphs = "".join(f"<p>{html.escape(s)}</p>" for s in sentences if not s.startswith(WICE_META_PREFIX))
     return f"<html><head><title>{html.escape(title)}</title></head><body>{paragraphs}</body></html>".encode()
 
 

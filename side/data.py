@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 __all__ = [
     "require_file", "read_text_file", "read_json_object", "read_jsonl", "read_jsonl_lines", "WICE_LABELS",
+    "WICE_META_PREFIX",
     "WiceClaim", "load_wice", "SciFactDoc", "SciFactClaim", "load_scifact_corpus", "load_scifact_claims",
 ]
 
@@ -142,6 +143,10 @@ class WiceClaim:
 
 #: WiCE's labels: whether the cited page backs the whole claim, part of it, or none of it.
 WICE_LABELS = ("supported", "partially_supported", "not_supported")
+
+#: How WiCE marks the pseudo-sentences it adds to a cited page's sentences (``(meta data) TITLE:
+#: ...``, the publisher, the date): page metadata, not text of the page.
+WICE_META_PREFIX = "(meta data) "
 
 
 def load_wice(path: str | Path) -> list[WiceClaim]:

@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from side.data import load_scifact_claims, load_wice, read_jsonl
+from side.data import WICE_META_PREFIX, load_scifact_claims, load_wice, read_jsonl
 from side.extract.claims import CIT, SEP
 from side.retrieval.backends import build_retriever
 from side.retrieval.corpus import (
-    WICE_META_PREFIX,
     Document,
     build_corpus,
     documents_from_scifact,

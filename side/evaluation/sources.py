@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from side.data import WiceClaim, load_wice
+from side.data import WICE_LABELS, WICE_META_PREFIX, WiceClaim, load_wice
 from side.errors import DataNotFoundError, InputError, SourceFetchError
 from side.sources.states import REASONS, Assessment, SourceState
 
@@ -230,14 +230,10 @@ def evaluate_sources(data_dir: Path, labels_path: Path = LABELS_FILE, limit: int
 
 #: WiCE's dev claims under the shared data directory (the cited pages' text, as sentences).
 WICE_DEV = Path("wice") / "claim_dev.jsonl"
-#: How WiCE marks the pseudo-sentences it adds to a page (``(meta data) TITLE: ...``).
-_WICE_META = "(meta data) "
 #: The outcome of a citation that can be checked.
 CHECKABLE = "checkable"
 #: Prefix of the outcomes the verifier itself decides (after the source's assessment).
 VERIFIER = "verifier: "
-#: WiCE's gold labels, in the order reports show them.
-WICE_LABELS = ("supported", "partially_supported", "not_supported")
 
 
 def verifier_cannot_check(claim: str, sentences: list[str] | tuple[str, ...]) -> str:
@@ -327,9 +323,9 @@ def _wice_source(claim: WiceClaim) -> tuple[Source, Assessment]:
     from side.sources.states import assess_source
 
     url = f"wice:{claim.id}"
-    title = next((s.removeprefix(_WICE_META + "TITLE:").strip() for s in claim.evidence
-                  if s.startswith(_WICE_META + "TITLE:")), "")
-    text = "\n".join(s for s in claim.evidence if not s.startswith(_WICE_META))
+    title = next((s.removeprefix(WICE_META_PREFIX + "TITLE:").strip() for s in claim.evidence
+                  if s.startswith(WICE_META_PREFIX + "TITLE:")), "")
+    text = "\n".join(s for s in claim.evidence if not s.startswith(WICE_META_PREFIX))
     try:
         source = source_from_text(text, url, title)
     except SourceFetchError:  # no text at all

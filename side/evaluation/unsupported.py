@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from side.data import read_jsonl
+from side.data import WICE_META_PREFIX, read_jsonl
 from side.errors import InputError
 from side.verify.unsupported import (
     FEATURES,
@@ -36,14 +36,12 @@ from side.verify.unsupported import (
 )
 
 __all__ = [
-    "META_PREFIX", "TokenClaim", "load_token_claims", "ClaimExample", "Retrieve", "retriever", "claim_examples",
+    "TokenClaim", "load_token_claims", "ClaimExample", "Retrieve", "retriever", "claim_examples",
     "token_scores", "absent_from_page", "all_content", "evaluate_unsupported", "score_examples",
 ]
 
 if TYPE_CHECKING:
     from side.retrieval.encoder import EmbeddingCache
-
-META_PREFIX = "(meta data) "
 
 
 @dataclass(frozen=True)
@@ -72,7 +70,7 @@ def load_token_claims(path: str | Path, limit: int | None = None) -> list[TokenC
             raise InputError(f"{path}: record {len(out) + 1} lacks claim/claim_tokens/non_supported_spans") from exc
         if len(tokens) != len(labels):
             raise InputError(f"{path}: record {len(out) + 1} has {len(tokens)} tokens but {len(labels)} labels")
-        page = tuple(s.removeprefix(META_PREFIX) for s in record.get("evidence", []))
+        page = tuple(s.removeprefix(WICE_META_PREFIX) for s in record.get("evidence", []))
         out.append(TokenClaim(str(record.get("meta", {}).get("id", len(out))), claim, tokens, labels, page))
     return out
 

@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from side.data import SciFactClaim, WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
+from side.data import WICE_META_PREFIX, SciFactClaim, WiceClaim, load_scifact_claims, load_scifact_corpus, load_wice
 from side.errors import InputError
 from side.verify.crossencoder import REFUTES, SUPPORTS
 from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import MAX_EVIDENCE, Prepared, Query, Verdict, Verifier
 
 __all__ = [
-    "META_PREFIX", "OPERATING_RECALL", "OPEN_RELATIVE_CONFIDENCE", "auroc", "precision_at_recall",
+    "OPERATING_RECALL", "OPEN_RELATIVE_CONFIDENCE", "auroc", "precision_at_recall",
     "failure_metrics", "wice_query", "wice_sentences", "ndcg", "verifier_order", "evaluate_wice",
     "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
     "evaluate_scifact", "LEVELS", "PREDICTED_LEVELS", "level_metrics", "majority_levels", "cut_levels",
@@ -46,7 +46,6 @@ __all__ = [
     "level_peers", "split_cost",
 ]
 
-META_PREFIX = "(meta data) "
 #: Recall of not_supported at which Side reports precision.
 OPERATING_RECALL = 0.15
 #: Open setting: a retrieved abstract keeps its label only when its confidence is at least this
@@ -226,7 +225,7 @@ def wice_query(claim: WiceClaim) -> Query:
 
 
 def wice_sentences(claim: WiceClaim) -> list[str]:
-    return [s.removeprefix(META_PREFIX) for s in claim.evidence]
+    return [s.removeprefix(WICE_META_PREFIX) for s in claim.evidence]
 
 
 def ndcg(ranked: list[int], gold: set[int], k: int) -> float:

@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from side.data import read_json_object, read_jsonl, read_jsonl_lines, require_file
+from side.data import WICE_META_PREFIX, read_json_object, read_jsonl, read_jsonl_lines, require_file
 from side.errors import IndexNotFoundError, InputError
 from side.text import split_sentences, window_sentences
 
 __all__ = [
-    "CORPUS_FORMAT", "DOCUMENTS_FILE", "PASSAGES_FILE", "MANIFEST_FILE", "WICE_META_PREFIX", "sha1",
+    "CORPUS_FORMAT", "DOCUMENTS_FILE", "PASSAGES_FILE", "MANIFEST_FILE", "sha1",
     "Document", "Passage", "passages_of", "Corpus", "build_corpus", "documents_from_jsonl", "wice_title",
     "wice_page_sentences", "wice_page_id", "documents_from_wice", "documents_from_scifact", "documents_from_web_html",
 ]
@@ -41,10 +41,6 @@ CORPUS_FORMAT = 1
 DOCUMENTS_FILE = "documents.jsonl"
 PASSAGES_FILE = "passages.jsonl"
 MANIFEST_FILE = "manifest.json"
-
-#: Prefix of WiCE's pseudo-sentences carrying page metadata (title, date).
-WICE_META_PREFIX = "(meta data)"
-
 
 def sha1(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
-from side.evaluation.verify import LEVELS, META_PREFIX, wice_query
+from side.data import WICE_META_PREFIX, load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.evaluation.verify import LEVELS, wice_query
 from side.training.holdout import fits_combiner, scifact_key, wice_key
 from side.training.trainset import (
     MIN_SUPPORTED_TOKENS,
@@ -170,7 +170,7 @@ def level_items(data_dir: str | Path, seed: int = 13, scifact: bool = False, hol
     data_dir = Path(data_dir)
     rng = random.Random(seed)
     records = list(read_jsonl(data_dir / WICE_TRAIN))
-    pages = [tuple(s.removeprefix(META_PREFIX) for s in r.get("evidence", [])) for r in records]
+    pages = [tuple(s.removeprefix(WICE_META_PREFIX) for s in r.get("evidence", [])) for r in records]
     items: list[LevelItem] = []
     for n, rec in enumerate(records):
         meta = rec.get("meta", {})
@@ -235,7 +235,7 @@ def joined_level_items(data_dir: str | Path) -> list[LevelItem]:
         meta = recs[0].get("meta", {})
         title, section = meta.get("claim_title", "") or "", (meta.get("claim_section", "") or "").rstrip(".")
         context = meta.get("claim_context", "") or ""
-        page = tuple(s.removeprefix(META_PREFIX) for s in recs[0].get("evidence", []))
+        page = tuple(s.removeprefix(WICE_META_PREFIX) for s in recs[0].get("evidence", []))
         full = [r["claim"] for r in recs]
         parts = [supported_part(r["claim"], r["claim_tokens"], r["non_supported_spans"]) for r in recs]
 

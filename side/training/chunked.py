@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.data import WICE_META_PREFIX, load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.evaluation.verify import wice_query
 from side.training.contrastive import (
     factcg_examples,
@@ -116,7 +116,7 @@ def wice_chunks(data_dir: Path, words: int = CHUNK_WORDS, negatives: int = 2, ho
         if not gold_spans:
             continue
         covered = {i for a, b in gold_spans for i in range(a, b)} | claim.gold_sentences
-        meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
+        meta_rows = {i for i, s in enumerate(sentences) if s.startswith(WICE_META_PREFIX)}
         taken: list[tuple[int, int]] = []
         for i in _hard_negatives(claim.claim, sentences, covered | meta_rows, 4 * negatives):
             span = chunk_around(sentences, [i], words)

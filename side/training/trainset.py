@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from side.data import load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
+from side.data import WICE_META_PREFIX, load_scifact_claims, load_scifact_corpus, load_wice, read_jsonl
 from side.retrieval.sparse import quiet_bm25s
 from side.training.feedback import DismissReason, FeedbackAction, FeedbackRecord
 from side.verify.evidence import bm25_scores
@@ -225,7 +225,7 @@ def _wice_train(data_dir: Path, group_start: int, negatives: int = 2,
             part = supported_part(rec["claim"], rec["claim_tokens"], rec["non_supported_spans"]) if rec else ""
             if part and part != claim.claim and word_count(part) >= MIN_SUPPORTED_TOKENS:
                 out.append(Example(title, f"{claim.context} {part}".strip(), passage, "S", "wice_train", group))
-        meta_rows = {i for i, s in enumerate(sentences) if s.startswith("(meta data)")}
+        meta_rows = {i for i, s in enumerate(sentences) if s.startswith(WICE_META_PREFIX)}
         for i in _hard_negatives(claim.claim, sentences, set(gold) | meta_rows, negatives):
             out.append(Example(title, context, sentences[i], "N", "wice_train", group))
         group += 1
