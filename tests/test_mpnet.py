@@ -179,12 +179,30 @@ def test_side_search_with_another_encoder_exits_2(tmp_path, monkeypatch, capsys)
 
 
 def test_resume_refuses_a_checkpoint_of_another_backbone(tmp_path):
-    from side.training.finetune import _check_resume
+    from side.training.finetune import TrainSettings, _check_resume
 
     (tmp_path / "checkpoint.json").write_text(json.dumps({"step": 10}))  # written before backbones were recorded
-    _check_resume(tmp_path / "checkpoint.json", "minilm")
+    _check_resume(tmp_path / "checkpoint.json", TrainSettings(tmp_path, base="minilm"))
     with pytest.raises(InputError, match="--base minilm"):
-        _check_resume(tmp_path / "checkpoint.json", "mpnet")
+        _check_resume(tmp_path / "checkpoint.json", TrainSettings(tmp_path, base="mpnet"))
+
+
+def test_resume_refuses_a_checkpoint_of_another_recipe(tmp_path):
+    """A checkpoint's step belongs to its batches: other chunk settings are refused, naming them;
+    the time budget, the device and the folders may change between runs."""
+    from side.training.finetune import TrainSettings, _check_resume, training_recipe
+
+    trained = TrainSettings(tmp_path, chunks=True, chunk_words=100, chunk_caps={"vitaminc": None, "nli": 500})
+    (tmp_path / "checkpoint.json").write_text(json.dumps({"step": 10, "base": "minilm",
+                                                          "recipe": training_recipe(trained)}))
+    again = TrainSettings(tmp_path / "elsewhere", chunks=True, chunk_words=100, max_minutes=5, device="cpu",
+                          chunk_caps={"nli": 500, "vitaminc": None}, resume=True)
+    _check_resume(tmp_path / "checkpoint.json", again)
+    with pytest.raises(InputError, match=r"chunk_words 100, not 150\): resume with the same options"):
+        _check_resume(tmp_path / "checkpoint.json", TrainSettings(tmp_path, chunks=True, chunk_words=150,
+                                                                  chunk_caps={"vitaminc": None, "nli": 500}))
+    with pytest.raises(InputError, match="chunk_caps"):
+        _check_resume(tmp_path / "checkpoint.json", TrainSettings(tmp_path, chunks=True, chunk_words=100))
 
 
 def test_base_mpnet_takes_a_training_step_and_loads_back(tmp_path):

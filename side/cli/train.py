@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=recipe_help("copies of the WiCE / SciFact examples per epoch", "in_domain_repeat"))
     p.add_argument("--max-length", type=int, default=d.max_length, help=f"tokens per pair (default {d.max_length})")
     p.add_argument("--seed", type=int, default=d.seed, help=f"shuffling and initialisation seed (default {d.seed})")
-    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from the last checkpoint, with the options of the run that wrote it")
     p.add_argument("--init", type=Path, default=None, metavar="DIR",
                    help="start from the cross-encoder in DIR (a `side train verifier` output) instead of the "
                         "backbone: a second training stage on a trained model")

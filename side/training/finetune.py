@@ -196,14 +196,35 @@ def _checkpoint_paths(work_dir: Path) -> tuple[Path, Path]:
     return work_dir / "checkpoint.pt", work_dir / "checkpoint.json"
 
 
-def _check_resume(ckpt_meta: Path, base: str) -> None:
+#: Settings that do not decide which batches a step trains on: a resumed run may change them.
+RUN_ONLY_SETTINGS = frozenset({"data_dir", "out_dir", "work_dir", "max_minutes", "max_steps",
+                               "checkpoint_every", "resume", "device", "threads"})
+
+
+def training_recipe(settings: TrainSettings) -> dict[str, str]:
+    """The settings a checkpoint's step count belongs to: the pairs, their order and batches,
+    the model and the optimiser. Kept in the checkpoint so that ``--resume`` with other ones
+    (say another ``--chunk-words``) is refused instead of going on at a step of other batches."""
+    return {k: str(dict(sorted(v.items())) if isinstance(v, dict) else v)
+            for k, v in sorted(asdict(settings).items()) if k not in RUN_ONLY_SETTINGS}
+
+
+def _check_resume(ckpt_meta: Path, settings: TrainSettings) -> None:
     """InputError when the checkpoint was trained from another backbone (a checkpoint written
-    before the backbone was recorded is MiniLM's): its weights would not fit the model."""
-    saved = read_json_object(ckpt_meta, "the training checkpoint's").get("base", DEFAULT_BACKBONE) \
-        if ckpt_meta.is_file() else base
-    if saved != base:
-        raise InputError(f"the checkpoint in {ckpt_meta.parent} was trained from {saved}, not {base}: "
-                         f"resume with --base {saved}, or start anew without --resume")
+    before the backbone was recorded is MiniLM's): its weights would not fit the model; or with
+    another recipe (:func:`training_recipe`; a checkpoint written before recipes were recorded is
+    checked for its backbone only)."""
+    saved = read_json_object(ckpt_meta, "the training checkpoint's") if ckpt_meta.is_file() else {}
+    base = saved.get("base", DEFAULT_BACKBONE) if saved else settings.base
+    if base != settings.base:
+        raise InputError(f"the checkpoint in {ckpt_meta.parent} was trained from {base}, not {settings.base}: "
+                         f"resume with --base {base}, or start anew without --resume")
+    recipe, now = saved.get("recipe"), training_recipe(settings)
+    if isinstance(recipe, dict):  # a setting added since the checkpoint was written is not in it
+        changed = [f"{k} {recipe[k]}, not {v}" for k, v in now.items() if k in recipe and recipe[k] != v]
+        if changed:
+            raise InputError(f"the checkpoint in {ckpt_meta.parent} was trained with other settings "
+                             f"({'; '.join(changed)}): resume with the same options, or start anew without --resume")
 
 
 def _check_init(model_dir: Path, base: str) -> None:
@@ -293,7 +314,7 @@ def train_verifier(settings: TrainSettings) -> dict:
     from side.retrieval.encoder import pick_device
 
     if settings.resume:  # before the minute of reading data
-        _check_resume(_checkpoint_paths(settings.work_dir)[1], settings.base)
+        _check_resume(_checkpoint_paths(settings.work_dir)[1], settings)
     random.seed(settings.seed)
     torch.manual_seed(settings.seed)
     if settings.threads:
@@ -350,7 +371,7 @@ def train_verifier(settings: TrainSettings) -> dict:
 
     def save_checkpoint() -> None:
         torch.save({"model": model.state_dict(), "optim": optim.state_dict(), "sched": sched.state_dict()}, ckpt)
-        ckpt_meta.write_text(json.dumps({"step": step, "base": settings.base}))
+        ckpt_meta.write_text(json.dumps({"step": step, "base": settings.base, "recipe": training_recipe(settings)}))
 
     while step < total:
         if (time.monotonic() - started) / 60 > settings.max_minutes:
