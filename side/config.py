@@ -534,6 +534,18 @@ def _apply(obj: Any, values: dict[str, Any], prefix: str) -> None:
 #: Variables under a section's prefix that are not settings: read by one program itself.
 OTHER_VARIABLES = frozenset({"SIDE_BOT_LOG_LEVEL"})  # side-bot's log level (bot/sidebot.py)
 
+#: ``SIDE_*`` variables outside every section that are not settings either: the configuration
+#: file's path, ``side verify``'s local wiki, and what scripts/install.sh and the test harnesses
+#: read. Any other that is nearly a setting's name is taken for a misspelt one.
+PROGRAM_VARIABLES = frozenset({
+    "SIDE_CONFIG", "SIDE_WIKI_LOCAL_API", "SIDE_INSTALL_LLM", "SIDE_INSTALL_MPNET", "SIDE_WHEEL_CACHE",
+    "SIDE_CHROMIUM", "SIDE_MEDIAWIKI_ROOT", "SIDE_MODEL_CACHE", "SIDE_NGINX", "SIDE_REDIS_SERVER",
+    "SIDE_SCREENSHOTS", "SIDE_TEST_MARIADB",
+})
+#: How alike (difflib's ratio) a variable outside every section must be to a setting's name to
+#: be refused as a misspelling of it (SIDE_DATADIR, SIDE_FETCHH_TIMEOUT_S).
+NEAR_MISS = 0.85
+
 
 def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -550,7 +562,35 @@ def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
             var = f"SIDE_{f.name}".upper()
             if var in environ:
                 out[f.name] = environ[var]
+    _refuse_near_misses(cfg, environ)
     return out
+
+
+def _setting_variables(cfg: Config) -> tuple[set[str], set[str]]:
+    """Every setting's variable, and each section's prefix (``SIDE_FETCH_``)."""
+    variables, prefixes = set(), set()
+    for f in dataclasses.fields(cfg):
+        current = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(current):
+            prefixes.add(f"SIDE_{f.name}_".upper())
+            variables |= {f"SIDE_{f.name}_{sub.name}".upper() for sub in dataclasses.fields(current)}
+        else:
+            variables.add(f"SIDE_{f.name}".upper())
+    return variables, prefixes
+
+
+def _refuse_near_misses(cfg: Config, environ: dict[str, str]) -> None:
+    """A ``SIDE_*`` variable outside every section that is nearly a setting's name is a typo of
+    a top-level setting or of a section (SIDE_DATADIR, SIDE_FETCHH_TIMEOUT_S): refused, with the
+    setting it looks like, instead of ignored. Other ``SIDE_*`` names (a program's own) pass."""
+    variables, prefixes = _setting_variables(cfg)
+    for var in environ:
+        if (not var.startswith("SIDE_") or var in variables or var in PROGRAM_VARIABLES
+                or any(var.startswith(prefix) for prefix in prefixes)):
+            continue
+        near = difflib.get_close_matches(var, sorted(variables), n=1, cutoff=NEAR_MISS)
+        if near:
+            raise ConfigError(f"{var} names no setting (did you mean {near[0]}?)")
 
 
 def _refuse_unknown_variables(section: str, names: set[str], environ: dict[str, str]) -> None:

@@ -320,6 +320,20 @@ def test_a_misspelt_setting_variable_is_refused_not_ignored(tmp_path):
     assert config.fetch.timeout_s == 5.0
 
 
+def test_a_misspelt_top_level_or_section_variable_is_refused(tmp_path):
+    """SIDE_DATADIR (for SIDE_DATA_DIR) was ignored, and the default data folder used instead;
+    so was a misspelt section (SIDE_FETCHH_...). A program's own SIDE_* name still passes."""
+    (tmp_path / "empty.toml").write_text("")
+    none = str(tmp_path / "empty.toml")
+    with pytest.raises(ConfigError, match=r"^SIDE_DATADIR names no setting \(did you mean SIDE_DATA_DIR\?\)$"):
+        load_config(None, environ={"SIDE_CONFIG": none, "SIDE_DATADIR": str(tmp_path)})
+    with pytest.raises(ConfigError, match=r"did you mean SIDE_FETCH_TIMEOUT_S\?"):
+        load_config(None, environ={"SIDE_CONFIG": none, "SIDE_FETCHH_TIMEOUT_S": "5"})
+    config = load_config(None, environ={"SIDE_CONFIG": none, "SIDE_DATA_DIR": str(tmp_path), "SIDE_WIKI_LOCAL_API":
+                                        "http://127.0.0.1:8080/api.php", "SIDE_TEST_MARIADB": "0", "SIDE_STREAM": "x"})
+    assert config.data_dir == tmp_path
+
+
 def test_a_side_config_that_names_no_file_is_refused(tmp_path, monkeypatch, capsys):
     """With a misspelt SIDE_CONFIG every command ran on the defaults without a word."""
     with pytest.raises(ConfigError, match=r"^SIDE_CONFIG names .*nope.toml, which is not a file$"):
