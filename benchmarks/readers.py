@@ -12,7 +12,8 @@ on pages already on disk (no network), for:
   paragraph, and the language identifier run on every page, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
-  (:mod:`side.sources.discard`), a page's elements walked only when its markup could be too
+  (:mod:`side.sources.discard`), readability not run where it cannot win trafilatura's comparison
+  (:mod:`side.sources.comparison`), a page's elements walked only when its markup could be too
   large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
   may hold more than one sentence (:func:`side.text.is_one_sentence`), and the language
   identifier asked only about pages with few English function words.
@@ -28,7 +29,7 @@ Pages: WiCE dev claims with their cited page's sentences as HTML (as ``benchmark
 serves them), and the real article pages of the extraction benchmark (claim: the page's first
 sentence).
 
-    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile] [--discard]
+    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile] [--discard] [--comparison]
 """
 
 from __future__ import annotations
@@ -87,18 +88,19 @@ def pysbd_sentences(text: str, limit: int) -> tuple[str, ...]:
 
 def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     """Today's extraction: every element walked for the page's size, trafilatura's whole metadata
-    search with the date also searched for in the text, trafilatura's own discard expressions
-    (``extract_html`` before)."""
+    search with the date also searched for in the text, trafilatura's own discard expressions and
+    its whole comparison with readability (``extract_html`` before)."""
     import trafilatura
     from trafilatura.settings import set_date_params
     from trafilatura.utils import load_html
 
+    from side.sources.comparison import library_comparison
     from side.sources.discard import library_rules
     from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _limit_tree
 
     tree = load_html(data)
     _limit_tree(tree, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
-    with library_rules():
+    with library_rules(), library_comparison():
         doc = trafilatura.bare_extraction(tree, url=url, favor_precision=True, include_comments=False,
                                           include_tables=True, with_metadata=True,
                                           date_extraction_params=set_date_params(True))
@@ -134,12 +136,17 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
 
 
 def prepare_path(pages: list[Page], path: str) -> list[Prepared]:
-    """``prepare`` on one path: "today", "cheaper", or "xpath" (the cheaper path with
-    trafilatura's own discard expressions: what :mod:`side.sources.discard` alone brings)."""
+    """``prepare`` on one path: "today", "cheaper", "xpath" (the cheaper path with trafilatura's
+    own discard expressions: what :mod:`side.sources.discard` alone brings) or "readability" (the
+    cheaper path with trafilatura's whole comparison: what :mod:`side.sources.comparison` brings)."""
+    from side.sources.comparison import library_comparison
     from side.sources.discard import library_rules
 
     if path == "xpath":
         with library_rules():
+            return prepare(pages, True)
+    if path == "readability":
+        with library_comparison():
             return prepare(pages, True)
     return prepare(pages, path == "cheaper")
 
@@ -160,6 +167,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="print the cProfile of one run of each path")
     parser.add_argument("--discard", action="store_true",
                         help="also time the cheaper path with trafilatura's own discard expressions (path 'xpath')")
+    parser.add_argument("--comparison", action="store_true",
+                        help="also time the cheaper path with readability run on every page (path 'readability')")
     args = parser.parse_args()
     data_dir = load_config().data_dir
     sets = {"WiCE dev pages": wice_pages(data_dir, args.pages), "real article pages": real_pages(data_dir, args.pages)}
@@ -169,7 +178,8 @@ def main() -> None:
     for name, pages in sets.items():
         prepare(pages[:3], True)  # imports and models of the parsers loaded before the clock
         prepare(pages[:3], False)
-        seconds = dict.fromkeys(["today", "cheaper"] + (["xpath"] if args.discard else []), 0.0)
+        seconds = dict.fromkeys(["today", "cheaper"] + (["xpath"] if args.discard else [])
+                                + (["readability"] if args.comparison else []), 0.0)
         sentences: dict[str, list[Prepared]] = {}
         for _ in range(args.repeat):
             for path in seconds:
@@ -181,7 +191,7 @@ def main() -> None:
         print(f"{name}: {len(pages)} pages x {args.repeat} runs; the same title on {same[0]}/{len(pages)} pages, "
               f"text on {same[1]}, sentences on {same[2]}")
         for path, spent in seconds.items():
-            print(f"  {path:8s} {spent:7.2f} CPU s  {rate[path]:7.1f} pages per CPU second  "
+            print(f"  {path:11s} {spent:7.2f} CPU s  {rate[path]:7.1f} pages per CPU second  "
                   f"ratio {rate[path] / rate['today']:.2f}")
         if args.profile:
             for path in seconds:

@@ -31,7 +31,7 @@ from urllib.parse import urljoin
 
 from side.config import FetchConfig
 from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
-from side.sources import discard
+from side.sources import comparison, discard
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
 from side.sources.source import Source
@@ -172,13 +172,15 @@ def extract_html(
 
     Exposed separately so the extraction benchmark can compare modes on the same code path.
     A page of more than :data:`MAX_HTML_ELEMENTS` elements is cut first (see there).
-    trafilatura's boilerplate rules run as :mod:`side.sources.discard` evaluates them.
+    trafilatura's boilerplate rules run as :mod:`side.sources.discard` evaluates them, and its
+    comparison with readability is skipped where readability cannot win (:mod:`side.sources.comparison`).
     """
     import trafilatura
     from trafilatura.settings import set_date_params
     from trafilatura.utils import load_html
 
     discard.install()
+    comparison.install()
     if mode not in {"recall", "precision", "balanced"}:
         raise ValueError(f"unknown extraction mode {mode!r}")
     tree = load_html(html)  # trafilatura's own parser: the same tree it would build itself

@@ -1,0 +1,153 @@
+"""trafilatura's comparison with readability, skipped on pages where readability cannot win.
+
+After its own extractor, trafilatura (outside its fast mode) runs readability on the page and
+takes readability's text instead of its own only when (``_prefer_readability``, outside recall
+mode) its own text is empty, or readability's is more than twice as long, or its own has no
+paragraph text or more tables than paragraphs. Readability was a ninth of a real page's
+extraction, and on most article pages it cannot win:
+
+- readability's text is made of the text of the tree it is given: it drops scripts and styles,
+  moves text into new paragraphs, and adds nothing but the word ``VIDEO`` (5 characters) to an
+  ``iframe`` it keeps; trafilatura trims the result, which only shortens it;
+- so its length is at most that tree's text without scripts and styles plus 5 per ``iframe``,
+  and where that bound is at most twice trafilatura's own text (non-empty, with paragraph text,
+  no more tables than paragraphs), trafilatura keeps its own text whatever readability returns.
+
+:func:`install` wraps trafilatura's ``compare_extraction`` and ``try_readability``: on such a
+page readability is not run and answers with an empty tree, which trafilatura reads as "keep
+your own" (``len_algo == 0``); everything after it (the jusText rescue of a short or unclean
+text) runs as before, so every page's text is the same. The wrappers go in only where
+trafilatura's code is the code this reasoning was made for (trafilatura 2.3.1's, checked by a
+digest of its source); with any other version the comparison runs as trafilatura has it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["install", "installed", "library_comparison", "readability_bound"]
+
+log = logging.getLogger(__name__)
+
+#: SHA-256 of the source of trafilatura 2.3.1's ``trafilatura.external`` and
+#: ``trafilatura.readability_lxml``, the code the bound above is argued from.
+KNOWN_SOURCES = {
+    "trafilatura.external": "5f57921dc1724ab44c61523472801eef03bceb76ad3dc09e207eea7ed31ecfa8",
+    "trafilatura.readability_lxml": "d308e782a00344fd8548cfcafd3a4d5d5b2a77846d78651d5c7dde4785d7cba1",
+}
+#: What readability adds to a video ``iframe`` it keeps.
+IFRAME_TEXT = len("VIDEO")
+
+_lock = threading.Lock()
+_local = threading.local()
+_originals: dict[str, Any] = {}
+_tried = False
+
+
+def readability_bound(tree: Any) -> int:
+    """At most how many characters readability's text can have when given ``tree``."""
+    from lxml.etree import tostring
+
+    text = len(tostring(tree, method="text", encoding="unicode"))
+    code = sum(len(element.text or "") for element in tree.iter("script", "style"))
+    return text - code + IFRAME_TEXT * sum(1 for _ in tree.iter("iframe"))
+
+
+def _own_text_holds(body: Any, text: str, options: Any) -> bool:
+    """Whether trafilatura keeps ``text`` over any readability text at most twice its length:
+    not in recall mode, and ``text`` non-empty, with paragraph text, no more tables than paragraphs."""
+    return (bool(text) and getattr(options, "focus", "recall") != "recall" and bool(body.xpath(".//p//text()"))
+            and len(body.findall(".//table")) <= len(body.findall(".//p")))
+
+
+def _compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: str, options: Any) -> Any:
+    """trafilatura's ``compare_extraction``, telling :func:`_try_readability` how long a text
+    readability would need to win."""
+    _local.limit = 2 * len(text) if _own_text_holds(body, text, options) else None
+    try:
+        return _originals["compare_extraction"](cleaned_tree, raw_tree, body, text, options)
+    finally:
+        _local.limit = None
+
+
+def _try_readability(tree: Any) -> Any:
+    """trafilatura's ``try_readability``, or an empty tree where readability cannot win."""
+    from lxml.html import HtmlElement
+
+    limit = getattr(_local, "limit", None)
+    if limit is not None and readability_bound(tree) <= limit:
+        return HtmlElement()
+    return _originals["try_readability"](tree)
+
+
+def _digest(module: Any) -> str:
+    return hashlib.sha256(inspect.getsource(module).encode()).hexdigest()
+
+
+def install() -> bool:
+    """Put the wrappers in trafilatura's places (once per process); says whether they are in."""
+    global _tried
+    if _tried:  # every page's extraction asks: no lock once it has been done
+        return installed()
+    with _lock:
+        if not _tried:
+            _tried = True
+            _install()
+    return installed()
+
+
+def _modules() -> tuple[Any, Any]:
+    """trafilatura's ``core`` (which calls ``compare_extraction``) and ``external`` (where it and
+    ``try_readability`` live), as places to put the wrappers in."""
+    import trafilatura.core as core
+    import trafilatura.external as external
+
+    return core, external
+
+
+def _install() -> None:
+    import trafilatura.readability_lxml as readability
+
+    core, external = _modules()
+    try:
+        digests = {"trafilatura.external": _digest(external), "trafilatura.readability_lxml": _digest(readability)}
+    except (OSError, TypeError) as exc:  # no source to read: a frozen install
+        log.info("trafilatura's source cannot be read (%s); its comparison with readability runs as it is", exc)
+        return
+    if digests != KNOWN_SOURCES or core.compare_extraction is not external.compare_extraction:
+        log.info("trafilatura's comparison with readability is not the known code; it runs as it is")
+        return
+    _originals["compare_extraction"] = external.compare_extraction
+    _originals["try_readability"] = external.try_readability
+    core.compare_extraction = _compare_extraction
+    external.try_readability = _try_readability
+
+
+def installed() -> bool:
+    """Whether the wrappers are in trafilatura's places."""
+    return bool(_originals)
+
+
+@contextmanager
+def library_comparison() -> Iterator[None]:
+    """trafilatura's own comparison for the duration (to time or compare against it); the
+    wrappers, if they were installed, come back afterwards. Not for concurrent use."""
+    core, external = _modules()
+    if not _originals:
+        yield
+        return
+    with _lock:
+        core.compare_extraction = _originals["compare_extraction"]
+        external.try_readability = _originals["try_readability"]
+    try:
+        yield
+    finally:
+        with _lock:
+            core.compare_extraction = _compare_extraction
+            external.try_readability = _try_readability

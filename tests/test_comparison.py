@@ -1,0 +1,99 @@
+"""trafilatura's comparison with readability, skipped where readability cannot win
+(side.sources.comparison): the same text on real pages, and the bound it rests on."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from side.sources import comparison
+from side.sources.fetch import extract_html
+
+from conftest import need_data
+
+
+@pytest.fixture(scope="module")
+def installed():
+    extract_html("<html><body><p>Installs the wrappers as every extraction does.</p></body></html>")
+    assert comparison.installed(), "this trafilatura's comparison is not the code Side knows"
+
+
+def real_pages() -> list[bytes]:
+    """trafilatura's 110 test pages and every third page of the extraction benchmark (all 291
+    pages: ``python benchmarks/readers.py --pages 181 --comparison``, "the same text")."""
+    folder = need_data("fixtures/web_html")
+    pages = [gzip.decompress(path.read_bytes())
+             for path in sorted((folder / "article_extraction_benchmark" / "html").glob("*.html.gz"))[::3]]
+    return pages + [path.read_bytes() for path in sorted((folder / "trafilatura_tests_cache").glob("*.html"))]
+
+
+def readability_text(tree) -> str:
+    """readability's text as trafilatura measures it (compare_extraction)."""
+    from lxml.etree import tostring
+    from trafilatura.utils import trim
+
+    return trim(tostring(tree, method="text", encoding="utf-8").decode("utf-8"))
+
+
+def test_real_pages_extract_the_same_text_and_readability_stays_within_its_bound(installed):
+    """Real pages: the same text, title and date with readability skipped where it cannot win; on
+    every tree readability is given, its text is no longer than the bound; and readability is
+    skipped on some pages, not all."""
+    import trafilatura.external
+
+    pages = real_pages()
+    assert len(pages) > 150
+    library = comparison._originals["try_readability"]
+    runs, beyond = {"ours": 0, "theirs": 0}, []
+    current = "ours"
+
+    def measured(tree):
+        runs[current] += 1
+        bound = comparison.readability_bound(tree)  # before readability changes the tree
+        result = library(tree)
+        if len(readability_text(result)) > bound:
+            beyond.append((bound, len(readability_text(result))))
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(comparison._originals, "try_readability", measured)
+        ours = [extract_html(page, url="http://127.0.0.1/page") for page in pages]
+    current = "theirs"
+    with comparison.library_comparison(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trafilatura.external, "try_readability", measured)
+        theirs = [extract_html(page, url="http://127.0.0.1/page") for page in pages]
+    assert ours == theirs
+    assert not beyond
+    assert runs["theirs"] == len(pages) and 0 < runs["ours"] < runs["theirs"]
+
+
+def test_the_bound_counts_what_readability_adds_to_a_video_frame(installed):
+    """readability writes VIDEO into an iframe of a video it keeps: text the page does not have."""
+    from trafilatura.utils import load_html
+
+    page = ("<html><body><div class=\"article\"><p>" + "Words of the article, long enough to score. " * 6
+            + "</p><p><iframe src=\"https://www.youtube.com/embed/x\"></iframe></p></div></body></html>")
+    tree = load_html(page)
+    bound, text = comparison.readability_bound(tree), len(readability_text(tree))
+    result = readability_text(comparison._originals["try_readability"](tree))
+    assert result.endswith("VIDEO") and len(result) > text
+    assert len(result) <= bound
+
+
+def test_library_comparison_puts_the_wrappers_back_and_unknown_code_is_left_alone(installed, monkeypatch):
+    import trafilatura.core
+    import trafilatura.external
+
+    wrappers = trafilatura.core.compare_extraction, trafilatura.external.try_readability
+    with comparison.library_comparison():
+        library = trafilatura.core.compare_extraction, trafilatura.external.try_readability
+        assert library == (trafilatura.external.compare_extraction, comparison._originals["try_readability"])
+        with pytest.MonkeyPatch.context() as patch:  # another trafilatura: nothing is put in
+            patch.setattr(comparison, "_tried", False)
+            patch.setattr(comparison, "_originals", {})
+            patch.setitem(comparison.KNOWN_SOURCES, "trafilatura.external", "0" * 64)
+            assert not comparison.install()
+            assert (trafilatura.core.compare_extraction, trafilatura.external.try_readability) == library
+    assert (trafilatura.core.compare_extraction, trafilatura.external.try_readability) == wrappers
+    assert wrappers[0] is comparison._compare_extraction and comparison.install()
