@@ -110,6 +110,24 @@ def test_a_subtree_is_asked_about_its_descendants_only(rules):
         assert block not in rule(block)
 
 
+def test_answers_kept_by_attributes_are_the_rules_own_and_stay_bounded(rules, monkeypatch):
+    """A rule keeps its answer for an attribute list (pages repeat their classes): the kept
+    answer is the one it works out, and at most KNOWN_ATTRIBUTES of them are kept."""
+    python, _ = rules
+    tree = lxml_html.fromstring(PAGE)
+    elements = [e for e in tree.iter() if isinstance(e.tag, str) and e.items()]
+    monkeypatch.setattr(discard, "KNOWN_ATTRIBUTES", 5)
+    by_attributes = [rule for rule in python if isinstance(rule, discard._ByAttributes)]
+    assert by_attributes and len({tuple(e.items()) for e in elements}) > 5
+    for rule in by_attributes:
+        rule.known.clear()
+        for _ in range(2):  # the second time, some answers come from what the first kept
+            assert [rule.matches(e) for e in elements] == [rule.selects(e.items()) for e in elements]
+            assert 0 < len(rule.known) <= 5
+        assert any(rule.matches(e) for e in elements) and not all(rule.matches(e) for e in elements)
+        rule.known.clear()
+
+
 def test_library_rules_puts_the_python_rules_back(rules):
     python, library = rules
     with discard.library_rules():

@@ -81,6 +81,9 @@ _TEMPLATE_COMMENTS = """
         re:test(@class, '{}')]
         """
 
+#: Distinct attribute lists whose answer a rule keeps (then it starts over).
+KNOWN_ATTRIBUTES = 50_000
+
 _lock = threading.Lock()
 #: (list name, place) -> trafilatura's own expression there, once installed.
 _originals: dict[tuple[str, int], Any] = {}
@@ -131,10 +134,20 @@ class _ByAttributes(_Rule):
     def __init__(self, path: str, patterns: list[str]) -> None:
         super().__init__(path, patterns)
         self.bare = self.selects([])
+        #: Answers by attributes: a page repeats the same few classes on many elements.
+        self.known: dict[tuple[tuple[str, str], ...], bool] = {}
 
     def matches(self, element: Any) -> bool:
         attributes = element.items()
-        return self.selects(attributes) if attributes else self.bare
+        if not attributes:
+            return self.bare
+        key = tuple(attributes)
+        answer = self.known.get(key)
+        if answer is None:
+            if len(self.known) >= KNOWN_ATTRIBUTES:  # kept bounded over a reader's many pages
+                self.known.clear()
+            answer = self.known[key] = self.selects(attributes)
+        return answer
 
     def selects(self, attributes: list[tuple[str, str]]) -> bool:
         raise NotImplementedError
