@@ -213,17 +213,21 @@ def _title_and_date(tree: Any, url: str | None, date_params: dict[str, Any],
     also looks for (a sixth of the extraction's time on real pages; Side reads none of them).
 
     Run on the tree before ``bare_extraction`` (which copies it), as ``extract_metadata`` runs
-    on it before the text is extracted, so the text is the same too.
+    on it before the text is extracted, so the text is the same too. The page's JSON-LD is read
+    only when its meta tags give no title: it sets a title only where there is none, and no
+    date or URL (the rest is author, site name and categories; a twentieth of a real page's
+    preparation).
     """
     from trafilatura.metadata import examine_meta, extract_meta_json, extract_title, extract_url, find_date
 
     metadata = examine_meta(tree)
     if metadata.author and " " not in metadata.author:
         metadata.author = None
-    try:
-        metadata = extract_meta_json(tree, metadata)
-    except Exception as exc:  # noqa: BLE001 - as trafilatura: its JSON-LD parsing has bugs
-        log.debug("error in JSON metadata extraction: %s", exc)
+    if not metadata.title:
+        try:
+            metadata = extract_meta_json(tree, metadata)
+        except Exception as exc:  # noqa: BLE001 - as trafilatura: its JSON-LD parsing has bugs
+            log.debug("error in JSON metadata extraction: %s", exc)
     metadata.title = metadata.title or extract_title(tree)
     metadata.url = metadata.url or extract_url(tree, url)
     metadata.date = find_date(tree, **{**date_params, "url": metadata.url})
