@@ -249,15 +249,15 @@ def test_own_sources_cli_bad_input_is_one_line(tmp_path, capsys):
 def test_own_sources_on_wice_dev(verifier, tmp_path):
     """On real dev articles the verifier finds a claim's own page among its article's pages more
     often than chance (the figures on the whole split are printed by ``side eval``). The whole
-    split takes minutes on a CPU: the first eight articles citing several pages, of at most
-    1,500 sentences in all, are measured (two articles hold 70% of the first eight's sentences)."""
+    split takes minutes on a CPU: the first eight articles citing several pages, of at most 700
+    sentences each (about 2,100 in all), are measured."""
     from side.data import read_jsonl
 
     records = list(read_jsonl(need_data("wice/claim_dev.jsonl")))
     items, pages, single = own_source_items(records)
     assert len(items) >= 30 and single > 0 and max(len(i.pool) for i in items) >= 3
     size = {i.record["meta"]["claim_title"]: sum(len(pages[p]) for p in i.pool) for i in items}
-    titles = [t for t in dict.fromkeys(i.record["meta"]["claim_title"] for i in items) if size[t] <= 1500][:8]
+    titles = [t for t in dict.fromkeys(i.record["meta"]["claim_title"] for i in items) if size[t] <= 700][:8]
     path = tmp_path / "dev-subset.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records
                             if (r.get("meta") or {}).get("claim_title") in titles), encoding="utf-8")
