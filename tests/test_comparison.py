@@ -81,6 +81,24 @@ def test_the_bound_counts_what_readability_adds_to_a_video_frame(installed):
     assert len(result) <= bound
 
 
+def test_a_page_with_a_raw_text_element_always_goes_through_readability(installed, monkeypatch):
+    """readability's output is written as XML and read back as HTML: in an element the parser
+    reads as raw text (xmp) ``&amp;`` comes back longer, so readability's text can pass the
+    bound; such a page is not bounded, and its text is trafilatura's own."""
+    from trafilatura.utils import load_html
+
+    assert {"xmp", "plaintext"} <= comparison.regrown_tags() and "p" not in comparison.regrown_tags()
+    article = "<p>" + "Words of the article that say something long enough to be kept by the extractor. " * 2
+    page = (f"<html><body><article>{article}</p><div class=\"related-posts\"><xmp>" + "<b>&amp;</b> " * 10
+            + "</xmp></div></article></body></html>")
+    assert comparison.readability_bound(load_html(page)) == comparison.UNBOUNDED
+    with comparison.library_comparison():
+        theirs = extract_html(page, mode="balanced")
+    assert extract_html(page, mode="balanced") == theirs
+    monkeypatch.setattr(comparison, "_regrown", frozenset())  # the bound without the raw-text check
+    assert extract_html(page, mode="balanced") != theirs
+
+
 def test_library_comparison_puts_the_wrappers_back_and_unknown_code_is_left_alone(installed, monkeypatch):
     import trafilatura.core
     import trafilatura.external

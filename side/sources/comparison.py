@@ -7,11 +7,18 @@ paragraph text or more tables than paragraphs. Readability was a ninth of a real
 extraction, and on most article pages it cannot win:
 
 - readability's text is made of the text of the tree it is given: it drops scripts and styles,
-  moves text into new paragraphs, and adds nothing but the word ``VIDEO`` (5 characters) to an
+  moves text into new paragraphs, and writes the word ``VIDEO`` (5 characters) into an
   ``iframe`` it keeps; trafilatura trims the result, which only shortens it;
-- so its length is at most that tree's text without scripts and styles plus 5 per ``iframe``,
-  and where that bound is at most twice trafilatura's own text (non-empty, with paragraph text,
-  no more tables than paragraphs), trafilatura keeps its own text whatever readability returns.
+- its output is written as XML and read back as HTML. That keeps the text as it was, except in
+  the elements the HTML parser reads as raw text (libxml2 2.14: ``xmp``, ``noembed``,
+  ``noframes``, ``plaintext``; ``iframe``, ``script`` and ``style`` are handled above), where
+  ``&amp;`` comes back as five characters and, after ``plaintext``, the markup too. Which
+  elements those are is asked of the libxml2 in use, once (:func:`regrown_tags`), and a page
+  holding one always goes through readability;
+- so on any other page readability's text is at most that tree's text without scripts and
+  styles plus 5 per ``iframe``, and where that bound is at most twice trafilatura's own text
+  (non-empty, with paragraph text, no more tables than paragraphs), trafilatura keeps its own
+  text whatever readability returns.
 
 :func:`install` wraps trafilatura's ``compare_extraction`` and ``try_readability``: on such a
 page readability is not run and answers with an empty tree, which trafilatura reads as "keep
@@ -26,12 +33,13 @@ from __future__ import annotations
 import hashlib
 import inspect
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["install", "installed", "library_comparison", "readability_bound"]
+__all__ = ["install", "installed", "library_comparison", "readability_bound", "regrown_tags"]
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +52,44 @@ KNOWN_SOURCES = {
 #: What readability adds to a video ``iframe`` it keeps.
 IFRAME_TEXT = len("VIDEO")
 
+#: Elements whose text readability drops or replaces before its output is written.
+HANDLED_TAGS = frozenset({"script", "style", "fencedframe", "iframe"})
+#: What :func:`readability_bound` answers for a page it cannot bound.
+UNBOUNDED = sys.maxsize
+
 _lock = threading.Lock()
 _local = threading.local()
 _originals: dict[str, Any] = {}
+_regrown: frozenset[str] = frozenset()
 _tried = False
 
 
+def regrown_tags() -> frozenset[str]:
+    """The HTML elements whose text grows when written as XML and read back as HTML by the
+    libxml2 in use (its raw-text elements), less those readability drops or replaces: every
+    element name lxml knows, each tried once with ``&amp;`` and ``&lt;`` in its text."""
+    from lxml.etree import tostring
+    from lxml.html import defs, fromstring
+    from trafilatura.utils import fromstring_bytes
+
+    names = set(defs.tags) | set(getattr(defs, "html5_tags", ())) | {"xmp", "noembed", "noframes", "plaintext"}
+    grown = set()
+    for tag in sorted(names - HANDLED_TAGS):
+        tree = fromstring(f"<html><body><div><{tag}>a &amp; b &lt; c</{tag}></div><p>after</p></body></html>")
+        again = fromstring_bytes(tostring(tree, method="xml", encoding="unicode"))
+        if again is None or len(tostring(again, method="text", encoding="unicode")) > len(
+                tostring(tree, method="text", encoding="unicode")):
+            grown.add(tag)
+    return frozenset(grown)
+
+
 def readability_bound(tree: Any) -> int:
-    """At most how many characters readability's text can have when given ``tree``."""
+    """At most how many characters readability's text can have when given ``tree``
+    (:data:`UNBOUNDED` when it holds an element of :func:`regrown_tags`)."""
     from lxml.etree import tostring
 
+    if _regrown and next(tree.iter(*_regrown), None) is not None:
+        return UNBOUNDED
     text = len(tostring(tree, method="text", encoding="unicode"))
     code = sum(len(element.text or "") for element in tree.iter("script", "style"))
     return text - code + IFRAME_TEXT * sum(1 for _ in tree.iter("iframe"))
@@ -114,6 +150,7 @@ def _modules() -> tuple[Any, Any]:
 def _install() -> None:
     import trafilatura.readability_lxml as readability
 
+    global _regrown
     core, external = _modules()
     try:
         digests = {"trafilatura.external": _digest(external), "trafilatura.readability_lxml": _digest(readability)}
@@ -123,6 +160,7 @@ def _install() -> None:
     if digests != KNOWN_SOURCES or core.compare_extraction is not external.compare_extraction:
         log.info("trafilatura's comparison with readability is not the known code; it runs as it is")
         return
+    _regrown = regrown_tags()
     _originals["compare_extraction"] = external.compare_extraction
     _originals["try_readability"] = external.try_readability
     core.compare_extraction = _compare_extraction
@@ -137,7 +175,9 @@ def installed() -> bool:
 @contextmanager
 def library_comparison() -> Iterator[None]:
     """trafilatura's own comparison for the duration (to time or compare against it); the
-    wrappers, if they were installed, come back afterwards. Not for concurrent use."""
+    wrappers come back afterwards (installed first, so that an extraction inside the block does
+    not install them). Not for concurrent use."""
+    install()
     core, external = _modules()
     if not _originals:
         yield
