@@ -126,6 +126,13 @@ def test_answers_kept_by_attributes_are_the_rules_own_and_stay_bounded(rules, mo
             assert 0 < len(rule.known) <= 5
         assert any(rule.matches(e) for e in elements) and not all(rule.matches(e) for e in elements)
         rule.known.clear()
+    # only the attributes a rule reads make its key, and a long value is answered, not kept
+    hidden = next(rule for rule in by_attributes if "style" in rule.reads)
+    long_style = lxml_html.fromstring(f'<div style="{"color: red; " * 40}display:none">x</div>')
+    assert hidden.matches(long_style) and not hidden.known
+    assert hidden.matches(lxml_html.fromstring('<div href="/a" style="display:none">x</div>'))
+    assert list(hidden.known) == [(("style", "display:none"),)]
+    hidden.known.clear()
 
 
 def test_library_rules_puts_the_python_rules_back(rules):

@@ -81,8 +81,10 @@ _TEMPLATE_COMMENTS = """
         re:test(@class, '{}')]
         """
 
-#: Distinct attribute lists whose answer a rule keeps (then it starts over).
+#: Distinct attribute lists whose answer a rule keeps (then it starts over) ...
 KNOWN_ATTRIBUTES = 50_000
+#: ... each of at most this many characters of values (a few MB per rule at most).
+MAX_KEPT_CHARS = 200
 
 _lock = threading.Lock()
 #: (list name, place) -> trafilatura's own expression there, once installed.
@@ -131,22 +133,28 @@ class _ByAttributes(_Rule):
     """An expression on attributes only: each element's attributes read once, and the answer
     for an element without any worked out once."""
 
+    #: The attributes ``selects`` reads; the others do not change its answer.
+    reads: frozenset[str] = frozenset()
+
     def __init__(self, path: str, patterns: list[str]) -> None:
         super().__init__(path, patterns)
         self.bare = self.selects([])
-        #: Answers by attributes: a page repeats the same few classes on many elements.
+        #: Answers by the attributes read, in the element's order (which of id and class comes
+        #: first matters): a page repeats the same few classes on many elements.
         self.known: dict[tuple[tuple[str, str], ...], bool] = {}
 
     def matches(self, element: Any) -> bool:
-        attributes = element.items()
+        attributes = [(name, value) for name, value in element.items() if name in self.reads]
         if not attributes:
             return self.bare
         key = tuple(attributes)
         answer = self.known.get(key)
         if answer is None:
-            if len(self.known) >= KNOWN_ATTRIBUTES:  # kept bounded over a reader's many pages
-                self.known.clear()
-            answer = self.known[key] = self.selects(attributes)
+            answer = self.selects(attributes)
+            if sum(len(value) for _, value in attributes) <= MAX_KEPT_CHARS:  # not a page's long inline style
+                if len(self.known) >= KNOWN_ATTRIBUTES:  # kept bounded over a reader's many pages
+                    self.known.clear()
+                self.known[key] = answer
         return answer
 
     def selects(self, attributes: list[tuple[str, str]]) -> bool:
@@ -157,6 +165,7 @@ class _Blocks(_ByAttributes):
     """``OVERALL_DISCARD_XPATH[0]``: blocks named like navigation, sharing, banners or cookie notices."""
 
     tags = ("div", "item", "list", "p", "section", "span")
+    reads = frozenset({"data-lp-replacement-content", "role", "data-component", "id", "class"})
 
     def selects(self, attributes: list[tuple[str, str]]) -> bool:
         get = dict(attributes).get
@@ -172,6 +181,8 @@ class _Blocks(_ByAttributes):
 
 class _Hidden(_ByAttributes):
     """``OVERALL_DISCARD_XPATH[1]``: hidden elements and comment headings, of any tag."""
+
+    reads = frozenset({"class", "id", "style", "aria-hidden"})
 
     def selects(self, attributes: list[tuple[str, str]]) -> bool:
         get = dict(attributes).get
@@ -282,9 +293,11 @@ def installed() -> bool:
 @contextmanager
 def library_rules() -> Iterator[None]:
     """trafilatura's own expressions for the duration (to time or compare against them);
-    the Python rules, if they were installed, come back afterwards. Not for concurrent use."""
+    the Python rules come back afterwards (installed first, so that an extraction inside the
+    block does not install them). Not for concurrent use."""
     from trafilatura import xpaths
 
+    install()
     with _lock:
         rules = {}
         for (name, index), expression in _originals.items():
