@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -203,6 +204,8 @@ def test_resume_refuses_a_checkpoint_of_another_recipe(tmp_path):
                                                                   chunk_caps={"vitaminc": None, "nli": 500}))
     with pytest.raises(InputError, match="chunk_caps"):
         _check_resume(tmp_path / "checkpoint.json", TrainSettings(tmp_path, chunks=True, chunk_words=100))
+    with pytest.raises(InputError, match="max_steps"):  # the learning rate's schedule
+        _check_resume(tmp_path / "checkpoint.json", replace(again, max_steps=50))
 
 
 def test_base_mpnet_takes_a_training_step_and_loads_back(tmp_path):

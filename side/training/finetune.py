@@ -24,7 +24,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from side.data import read_json_object
 from side.errors import InputError
@@ -197,16 +197,22 @@ def _checkpoint_paths(work_dir: Path) -> tuple[Path, Path]:
 
 
 #: Settings that do not decide which batches a step trains on: a resumed run may change them.
-RUN_ONLY_SETTINGS = frozenset({"data_dir", "out_dir", "work_dir", "max_minutes", "max_steps",
-                               "checkpoint_every", "resume", "device", "threads"})
+RUN_ONLY_SETTINGS = frozenset({"data_dir", "out_dir", "work_dir", "max_minutes", "checkpoint_every", "resume",
+                               "device", "threads"})
 
 
 def training_recipe(settings: TrainSettings) -> dict[str, str]:
     """The settings a checkpoint's step count belongs to: the pairs, their order and batches,
     the model and the optimiser. Kept in the checkpoint so that ``--resume`` with other ones
-    (say another ``--chunk-words``) is refused instead of going on at a step of other batches."""
-    return {k: str(dict(sorted(v.items())) if isinstance(v, dict) else v)
-            for k, v in sorted(asdict(settings).items()) if k not in RUN_ONLY_SETTINGS}
+    (say another ``--chunk-words``) is refused instead of going on at a step of other batches.
+    ``max_steps`` belongs to it: it sets the learning rate's schedule. Paths are compared resolved."""
+
+    def plain(value: Any) -> str:
+        if isinstance(value, dict):
+            return str(dict(sorted(value.items())))
+        return str(value.resolve() if isinstance(value, Path) else value)
+
+    return {k: plain(v) for k, v in sorted(asdict(settings).items()) if k not in RUN_ONLY_SETTINGS}
 
 
 def _check_resume(ckpt_meta: Path, settings: TrainSettings) -> None:
