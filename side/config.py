@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -18,11 +19,39 @@ from typing import Any
 
 from side.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
+#: The built-in ``fetch.user_agent``: the software and its repository, no operator's contact.
+DEFAULT_USER_AGENT = "SideBot/0.1 (citation verification; https://github.com/side/side)"
+#: Hosts of this machine, to which the built-in User-Agent is no one's concern.
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", ""})
+_warned_user_agent = False
+
+
+def warn_without_contact(user_agent: str, url: str) -> None:
+    """Log once per process that requests go out with the built-in User-Agent, which names no
+    operator to contact, when ``url`` is on another machine (Wikimedia's User-Agent policy and
+    site owners ask for a contact; the Toolforge guide's side.toml sets one)."""
+    global _warned_user_agent
+    if _warned_user_agent or user_agent != DEFAULT_USER_AGENT:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # the URL's own error is reported where it is fetched
+        return
+    if host in _LOCAL_HOSTS or host.startswith("127."):
+        return
+    _warned_user_agent = True
+    log.warning("fetching with the built-in User-Agent, which names no contact: set fetch.user_agent "
+                "(SIDE_FETCH_USER_AGENT) to your tool's page and a contact")
+
 __all__ = [
     "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "is_checkout", "default_var_dir", "FetchConfig", "CrawlConfig",
     "EncoderConfig", "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig",
     "JudgeConfig", "Config", "load_config", "LIFTWING_LLM_URL", "JUDGE_MODES", "numeric_settings",
-    "POSITIVE_SETTINGS", "SIGNED_SETTINGS",
+    "POSITIVE_SETTINGS", "SIGNED_SETTINGS", "DEFAULT_USER_AGENT", "warn_without_contact",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +92,11 @@ class FetchConfig:
     #: Hosts or CIDR networks that may be contacted although they are private/loopback:
     #: ``host`` (any port) or ``host:port`` (that port only; IPv6 as ``[::1]:8080``).
     allow_hosts: list[str] = field(default_factory=list)
-    user_agent: str = "SideBot/0.1 (citation verification; https://github.com/side)"
+    #: User-Agent of every request, robots.txt and the wiki's API included (SIDE_FETCH_USER_AGENT).
+    #: The default names the software, not who runs it: set your tool's page and a contact, as
+    #: Wikimedia's User-Agent policy and site owners ask; until then, the first request to a host
+    #: other than this machine logs a warning (:func:`warn_without_contact`).
+    user_agent: str = DEFAULT_USER_AGENT
     #: Sources of one check fetched at the same time (threads; SIDE_FETCH_CONCURRENCY) ...
     concurrency: int = 8
     #: ... and at most this many of them from one host (SIDE_FETCH_PER_HOST).

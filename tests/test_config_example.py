@@ -7,10 +7,16 @@ setting (a new setting without its line in the example fails here).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from pathlib import Path
 
-from side.config import Config, load_config
+import pytest
+
+from side import config as side_config
+from side.config import DEFAULT_USER_AGENT, Config, FetchConfig, load_config
+from side.errors import SourceBlockedError
+from side.sources.fetch import download
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "side.toml.example"
 
@@ -57,3 +63,22 @@ def test_the_toolforge_guide_writes_a_config_that_loads_and_names_a_contact(tmp_
     assert loaded.bot.wiki == "enwiki"
     assert loaded.fetch.user_agent != Config().fetch.user_agent
     assert "side.toolforge.org" in loaded.fetch.user_agent and "@toolforge.org" in loaded.fetch.user_agent
+
+
+def test_the_built_in_user_agent_warns_once_when_fetching_from_another_machine(monkeypatch, caplog):
+    """The built-in User-Agent names the software, not who runs it: the first request to a host
+    other than this machine says so, once; a request to this machine, or with a User-Agent of
+    one's own, says nothing."""
+    monkeypatch.setattr(side_config, "_warned_user_agent", False)
+    own = FetchConfig(user_agent="Tool/1.0 (https://tool.example; ops@tool.example)")
+    with caplog.at_level(logging.WARNING, logger="side.config"):
+        side_config.warn_without_contact(DEFAULT_USER_AGENT, "http://127.0.0.1:8080/page")
+        with pytest.raises(SourceBlockedError):  # refused before connecting: a private address
+            download("http://10.0.0.1/page", own)
+        assert not caplog.records
+        for _ in range(2):
+            with pytest.raises(SourceBlockedError):
+                download("http://10.0.0.1/page", FetchConfig())
+    [record] = caplog.records
+    assert "names no contact" in record.getMessage() and "SIDE_FETCH_USER_AGENT" in record.getMessage()
+    assert FetchConfig().user_agent == DEFAULT_USER_AGENT

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import requests
 
+from side.config import warn_without_contact
 from side.errors import InputError, SideError
 
 __all__ = [
@@ -174,6 +175,7 @@ def _history_revision(rev: dict) -> HistoryRevision:
 
 
 def _get_json(api_url: str, params: dict[str, str], user_agent: str, timeout_s: float) -> dict:
+    warn_without_contact(user_agent, api_url)
     try:
         response = requests.get(api_url, params=params, timeout=timeout_s, headers={"User-Agent": user_agent})
     except requests.RequestException as exc:

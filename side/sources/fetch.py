@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-from side.config import FetchConfig
+from side.config import FetchConfig, warn_without_contact
 from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
 from side.sources import comparison, discard
 from side.sources.deadline import Deadline
@@ -537,6 +537,7 @@ def _download(session: Any, url: str, config: FetchConfig, allow: AllowList, clo
     Returns (body, final URL, declared media type or "", charset). Every hop shares ``clock``.
     A declared media type outside ``types`` is refused before the body is read (None: any).
     """
+    warn_without_contact(config.user_agent, url)
     current = url
     for hop in range(config.max_redirects + 1):
         if clock.expired:
