@@ -364,8 +364,13 @@ def test_a_reviewer_logs_in_and_reviews_in_chromium(served, page):
     assert page.locator("form.dismiss-form").count() == 0
     page.locator("p.login-to-review a.login-link").first.click()
     page.wait_for_url(lambda url: "Special:OAuth" in url or "Special%3AOAuth" in url)
+    # the wiki's script moves the form into a dialog as it opens: a click before it is ready can
+    # land on the form while it moves, and nothing is submitted
+    allow = page.locator(".oo-ui-window-ready .oo-ui-messageDialog-text #mw-mwoauth-authorize-form "
+                         "button[name='accept']")
+    allow.wait_for(state="visible")
     save_screenshot(page, "dashboard_login_1_authorize")
-    page.locator("#mw-mwoauth-authorize-form button[name='accept']").click()
+    allow.click()
     page.wait_for_url(f"{base}/dashboard/results/{result_id}")
     assert page.locator("span.logged-in-as").inner_text() == "Logged in as Alice"
 
