@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from bot.sidebot import apply_options, parse_options
-from side.config import REPO_ROOT, load_config
+from side.config import DEFAULT_USER_AGENT, REPO_ROOT, load_config
 from workers.probe import DEFAULT_MAX_AGE_S
 from workers.probe import build_parser as probe_parser
 from workers.worker import build_parser as worker_parser
@@ -133,6 +133,17 @@ def unit_table() -> dict[str, str]:
             for name in line.split("|")[1].replace("`", "").replace("+", " ").split():
                 rows[name] = line
     return rows
+
+
+def test_the_selfhosted_environment_loads_and_names_a_contact(tmp_path):
+    """side.env.example, as systemd reads it (KEY=rest of the line), is a valid configuration
+    whose User-Agent is not the built-in one, which names no contact."""
+    environ = dict(line.split("=", 1) for line in (DEPLOY / "selfhosted" / "side.env.example").read_text().splitlines()
+                   if line.strip() and not line.startswith("#"))
+    (tmp_path / "side.toml").write_text("")
+    config = load_config(None, environ={**environ, "SIDE_CONFIG": str(tmp_path / "side.toml")})
+    assert config.fetch.user_agent == environ["SIDE_FETCH_USER_AGENT"] != DEFAULT_USER_AGENT
+    assert config.fetch.user_agent.startswith("SideBot/") and "@" in config.fetch.user_agent
 
 
 def test_the_selfhosted_readme_has_a_row_for_every_unit():
