@@ -9,6 +9,7 @@ through the real pipeline, store, API, dashboard and bot policy.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 
@@ -19,10 +20,13 @@ from side.errors import SourceFetchError
 from side.evaluation.sources import LABELS_FILE, WEB_HTML_SUBDIR, evaluate_sources, load_labels
 from side.sources.fetch import Source, assess_html, load_cached, source_from_bytes, source_from_html, store_cached
 from side.sources.states import (
+    MARKERS,
+    MAX_SIGNAL_CHARS,
     PageSignals,
     SourceState,
     assess_error,
     assess_source,
+    find_markers,
     page_signals,
     word_count,
 )
@@ -325,6 +329,51 @@ def test_page_signals_survive_hostile_markup_and_count_unspaced_scripts():
 
 
 # --- the signals travel with the Source ------------------------------------------------------------
+
+
+MARKER_SAMPLES = {
+    "schema.org isAccessibleForFree: false": '"isAccessibleForFree": "False"',
+    "Cloudflare challenge": "/cdn-cgi/challenge-platform/h/B/orchestrate/jsch/v1",
+    "DataDome block page": "https://geo.Captcha-Delivery.com/captcha",
+    "PerimeterX block page": 'id="PX-Captcha"',
+    "Distil block page": "distil_r_captcha",
+    "domain parking service": "https://www.SedoParking.com/x",
+}
+
+
+def written_markers(markup: str) -> tuple[str, ...]:
+    """The markers as their patterns are written, case ignored: what find_markers must give."""
+    import re
+
+    return tuple(name for name, (_state, pattern) in MARKERS.items() if re.search(pattern, markup, re.IGNORECASE))
+
+
+@pytest.mark.parametrize("case", [str, str.upper, str.lower, str.swapcase])
+def test_markers_are_found_in_any_case_as_their_patterns_say(case):
+    """find_markers searches lower-cased markup with lower-cased patterns, except on markup with a
+    character that ignoring case takes for an ASCII letter (the long s, the Kelvin sign, dotted
+    and dotless i): the same markers either way, one page or many at once."""
+    assert set(MARKER_SAMPLES) == set(MARKERS)
+    for name, sample in MARKER_SAMPLES.items():
+        for markup in (f"<html>{case(sample)}</html>", f"<p>\u017f\u212a</p>{case(sample)}", case(sample) + "\u0130"):
+            assert find_markers(markup) == written_markers(markup) == (name,), (name, markup)
+    odd = "https://www.\u017fedoparking.com/x and /cdn-cgi/challenge-platform/h/\u212a/orchestrate/managed"
+    assert find_markers(odd) == written_markers(odd) == ("Cloudflare challenge", "domain parking service")
+    together = " ".join(case(s) for s in MARKER_SAMPLES.values())
+    assert find_markers(together) == written_markers(together) == tuple(MARKERS)
+    assert find_markers("<p>Sedo parking, a captcha, px and distil</p>") == ()
+
+
+def test_markers_of_real_pages_are_the_patterns_own():
+    """The extraction benchmark's real pages, as page_signals reads them: the same markers."""
+    from trafilatura.utils import decode_file
+
+    folder = need_data("fixtures/web_html/article_extraction_benchmark/html")
+    pages = [str(decode_file(gzip.decompress(path.read_bytes())))[:MAX_SIGNAL_CHARS]
+             for path in sorted(folder.glob("*.html.gz"))]
+    found = [find_markers(markup) for markup in pages]
+    assert found == [written_markers(markup) for markup in pages]
+    assert any(found)
 
 
 def test_a_cached_source_is_assessed_as_the_fetched_one(tmp_path):
