@@ -1,7 +1,9 @@
 """Pages prepared per second per CPU core: what a reader does before a model sees a page.
 
 A reader (``side-worker --role reader``) turns a cited page into a prepared citation: extract
-the text (trafilatura), split it into sentences, score whether it can be checked at all
+the text (trafilatura), read the page's signals from its markup (title, visible words, markers
+of paywalls and bot walls: :func:`side.sources.states.page_signals`), split the text into
+sentences, score whether it can be checked at all
 (:func:`side.pipeline.checkable`) and shortlist the sentences the models will read
 (:func:`side.verify.verifier.shortlist_source`, BM25). This script times that in one process,
 on pages already on disk (no network), for:
@@ -15,8 +17,9 @@ on pages already on disk (no network), for:
   (:mod:`side.sources.discard`), readability not run where it cannot win trafilatura's comparison
   (:mod:`side.sources.comparison`), a page's elements walked only when its markup could be too
   large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
-  may hold more than one sentence (:func:`side.text.is_one_sentence`), and the language
-  identifier asked only about pages with few English function words.
+  may hold more than one sentence (:func:`side.text.is_one_sentence`), the language
+  identifier asked only about pages with few English function words, and the markers of the
+  page's signals searched in lower-cased markup (:func:`side.sources.states.find_markers`).
 
 Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
 so other processes on the host do not count), on how many pages both gave the same title (one
@@ -42,6 +45,10 @@ import pstats
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from side.sources.source import PageSignals
 
 Page = tuple[str, bytes]
 #: A page as prepared: its title, its text and its sentences.
@@ -107,12 +114,34 @@ def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     return (doc.text or "", doc.title or "", doc.date or "") if doc is not None else ("", "", "")
 
 
+def written_markers(markup: str) -> tuple[str, ...]:
+    """Today's search for the page's markers: each pattern as written, case ignored, over the
+    markup itself (:func:`side.sources.states.find_markers` before)."""
+    import re
+
+    from side.sources.states import MARKERS
+
+    return tuple(name for name, (_state, pattern) in MARKERS.items() if re.search(pattern, markup, re.IGNORECASE))
+
+
+def today_signals(data: bytes) -> PageSignals:
+    """Today's :func:`side.sources.states.page_signals`: with :func:`written_markers`."""
+    from unittest import mock
+
+    from side.sources import states
+
+    with mock.patch.object(states, "find_markers", written_markers):
+        return states.page_signals(data)
+
+
 def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
-    """Each page extracted, split, assessed and shortlisted; returns each page's title, text and sentences."""
+    """Each page extracted, its signals read from the markup (as a reader does for a page it
+    fetched, :func:`side.sources.fetch.source_from_html`), split, assessed and shortlisted;
+    returns each page's title, text and sentences."""
     from side.errors import SourceFetchError
     from side.pipeline import checkable
     from side.sources.fetch import MAX_SENTENCES, MAX_TEXT_CHARS, Source, extract_html
-    from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language
+    from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language, page_signals
     from side.text import normalize_space, split_sentences
     from side.verify.verifier import bounded_sentences, shortlist_source
 
@@ -120,12 +149,13 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
     for n, (claim, data) in enumerate(pages):
         text, title, date = (extract_html(data, url=f"http://127.0.0.1/{n}", extensive_dates=False) if cheaper
                              else today_extract(data, f"http://127.0.0.1/{n}"))
+        signals = page_signals(data) if cheaper else today_signals(data)
         text = normalize_space(text)[:MAX_TEXT_CHARS]
         sentences = (tuple(split_sentences(text, MAX_SENTENCES)) if cheaper
                      else pysbd_sentences(text, MAX_SENTENCES))
         try:
             checkable(Source(f"http://127.0.0.1/{n}", f"http://127.0.0.1/{n}", title, date, text, "text/html",
-                             sentences))
+                             sentences, page=signals))
         except SourceFetchError:
             pass
         if not cheaper:  # before, every page went through the identifier, English or not
