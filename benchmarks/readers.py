@@ -32,7 +32,7 @@ Pages: WiCE dev claims with their cited page's sentences as HTML (as ``benchmark
 serves them), and the real article pages of the extraction benchmark (claim: the page's first
 sentence).
 
-    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile] [--discard] [--comparison]
+    .venv/bin/python benchmarks/readers.py [--pages 100] [--repeat 2] [--profile] [--discard] [--comparison] [--signals]
 """
 
 from __future__ import annotations
@@ -134,6 +134,28 @@ def today_signals(data: bytes) -> PageSignals:
         return states.page_signals(data)
 
 
+def time_signals(pages: list[Page], repeat: int) -> None:
+    """A page's signals with its markers searched as written against lower-cased
+    (:func:`side.sources.states.find_markers`), alternating runs: ms of CPU a page, and whether
+    every page's signals are the same."""
+    from contextlib import nullcontext
+    from unittest import mock
+
+    from side.sources import states
+
+    spent, signals = {"as written": 0.0, "lower-cased": 0.0}, {}
+    for _ in range(repeat):
+        for path in spent:
+            with mock.patch.object(states, "find_markers", written_markers) if path == "as written" else nullcontext():
+                started = time.process_time()
+                signals[path] = [states.page_signals(data) for _claim, data in pages]
+                spent[path] += time.process_time() - started
+    same = sum(a == b for a, b in zip(*signals.values(), strict=True))
+    print(f"page signals, {len(pages)} pages x {repeat} runs; the same signals on {same}/{len(pages)} pages")
+    for path, seconds in spent.items():
+        print(f"  markers {path:12s} {1000 * seconds / (len(pages) * repeat):6.1f} ms a page")
+
+
 def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
     """Each page extracted, its signals read from the markup (as a reader does for a page it
     fetched, :func:`side.sources.fetch.source_from_html`), split, assessed and shortlisted;
@@ -197,6 +219,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="print the cProfile of one run of each path")
     parser.add_argument("--discard", action="store_true",
                         help="also time the cheaper path with trafilatura's own discard expressions (path 'xpath')")
+    parser.add_argument("--signals", action="store_true",
+                        help="also time the pages' signals with their markers as written and lower-cased")
     parser.add_argument("--comparison", action="store_true",
                         help="also time the cheaper path with readability run on every page (path 'readability')")
     args = parser.parse_args()
@@ -223,6 +247,8 @@ def main() -> None:
         for path, spent in seconds.items():
             print(f"  {path:11s} {spent:7.2f} CPU s  {rate[path]:7.1f} pages per CPU second  "
                   f"ratio {rate[path] / rate['today']:.2f}")
+        if args.signals:
+            time_signals(pages, args.repeat)
         if args.profile:
             for path in seconds:
                 profile = cProfile.Profile()
