@@ -11,7 +11,8 @@ on pages already on disk (no network), for:
 - **today's path**: the date also searched for in the page text (htmldate with dateparser),
   trafilatura's whole metadata search (author, site name, categories, tags, licence too) and its
   own boilerplate expressions, every page's elements walked for its size, pysbd run on every
-  paragraph, and the language identifier run on every page, as before the cheaper text path;
+  paragraph, the language identifier run on every page, and the page's signals with their
+  markers searched as written, case ignored, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
   (:mod:`side.sources.discard`), readability not run where it cannot win trafilatura's comparison

@@ -27,6 +27,7 @@ from side.sources.states import (
     assess_error,
     assess_source,
     find_markers,
+    lowerable,
     page_signals,
     word_count,
 )
@@ -357,11 +358,27 @@ def test_markers_are_found_in_any_case_as_their_patterns_say(case):
     for name, sample in MARKER_SAMPLES.items():
         for markup in (f"<html>{case(sample)}</html>", f"<p>\u017f\u212a</p>{case(sample)}", case(sample) + "\u0130"):
             assert find_markers(markup) == written_markers(markup) == (name,), (name, markup)
-    odd = "https://www.\u017fedoparking.com/x and /cdn-cgi/challenge-platform/h/\u212a/orchestrate/managed"
-    assert find_markers(odd) == written_markers(odd) == ("Cloudflare challenge", "domain parking service")
     together = " ".join(case(s) for s in MARKER_SAMPLES.values())
     assert find_markers(together) == written_markers(together) == tuple(MARKERS)
     assert find_markers("<p>Sedo parking, a captcha, px and distil</p>") == ()
+
+
+@pytest.mark.parametrize(("markup", "name"), [
+    ("d\u0131stil_r_captcha", "Distil block page"),  # dotless i: ignoring case takes it for i
+    ("d\u0130stil_r_captcha", "Distil block page"),  # dotted I: lower-cased to i and a combining dot
+    ("https://www.\u017fedoparking.com/x", "domain parking service"),  # long s: taken for s
+    ("/cdn-cgi/challenge-platform/h/\u212a/orchestrate/managed", "Cloudflare challenge"),  # Kelvin: lower-cased to k
+])
+def test_a_marker_written_with_a_letter_that_ignoring_case_takes_for_ascii_is_found(markup, name):
+    """Each such character alone, inside the marker: found as the pattern as written finds it."""
+    assert find_markers(f"<html>{markup}</html>") == written_markers(f"<html>{markup}</html>") == (name,)
+
+
+def test_every_marker_is_searched_in_lower_case_and_unsafe_patterns_are_not():
+    """A marker whose pattern could not be lower-cased would silently be searched the slow way."""
+    assert all(lowerable(pattern) for _state, pattern in MARKERS.values())
+    for unsafe in (r"\x41bc", r"\101bc", r"\u0041bc", r"(?-i:ABC)", r"[A-z]", r"\S+", r"\Bx", "caf\u00e9"):
+        assert not lowerable(unsafe), unsafe
 
 
 def test_markers_of_real_pages_are_the_patterns_own():

@@ -43,10 +43,10 @@ from typing import Any
 from side.sources.source import PageSignals, Source
 
 __all__ = [
-    "SourceState", "Assessment", "REASONS", "WallRule", "WALLS", "MARKERS", "find_markers", "JS_PHRASES",
-    "APP_ROOT_IDS", "READABLE_LANGUAGES", "MIN_WORDS", "JS_SHELL_MAX_WORDS", "MIN_TEMPLATES", "SHARE_MAX_WORDS",
-    "WALL_SHARE",
-    "LANGUAGE_CONFIDENCE", "MIN_ENGLISH_SHARE", "WEAK_LANGUAGE_CONFIDENCE", "NO_ENGLISH_SHARE",
+    "SourceState", "Assessment", "REASONS", "WallRule", "WALLS", "MARKERS", "find_markers", "lowerable",
+    "JS_PHRASES", "APP_ROOT_IDS", "READABLE_LANGUAGES", "MIN_WORDS", "JS_SHELL_MAX_WORDS", "MIN_TEMPLATES",
+    "SHARE_MAX_WORDS", "WALL_SHARE", "LANGUAGE_CONFIDENCE", "MIN_ENGLISH_SHARE", "WEAK_LANGUAGE_CONFIDENCE",
+    "NO_ENGLISH_SHARE",
     "MAX_SIGNAL_CHARS", "MAX_REFRESH_DELAY_S", "PageSignals", "page_signals", "word_count", "english_share",
     "detect_language", "assess_source", "assess_error",
 ]
@@ -373,26 +373,38 @@ def _js_pattern() -> re.Pattern[str]:
     return _phrase_pattern(JS_PHRASES)
 
 
+#: What makes a pattern's lower-case form mean something else: an escape of a letter or digit
+#: other than ``\s``, ``\b``, ``\w``, ``\d`` (``\S``, ``\x41``, ``\101``, ``\N{...}``), an inline flag or
+#: named group (``(?-i:ABC)``), or an upper-case letter inside brackets (``[A-z]``).
+_NOT_LOWERABLE = re.compile(r"\\[^sbwd\W]|\(\?[a-zA-Z<=!-]|\[[^\]]*[A-Z]")
+
+
+def lowerable(pattern: str) -> bool:
+    """Whether ``pattern``, ignoring case, matches where ``pattern.lower()`` matches lower-cased
+    text: ASCII, and nothing of :data:`_NOT_LOWERABLE`."""
+    return pattern.isascii() and _NOT_LOWERABLE.search(pattern) is None
+
+
 @cache
 def _marker_patterns() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...]:
-    """Each marker's pattern as written (case ignored), and the same written in lower case for
-    lower-cased markup (None where lowering the pattern would change it: an escape such as
-    ``\\S`` that means another thing in lower case)."""
+    """Each marker's pattern as written (case ignored), and the same in lower case for
+    lower-cased markup (None where that would mean something else: :func:`lowerable`)."""
     return tuple((name, re.compile(pattern, re.IGNORECASE),
-                  None if re.search(r"\\[A-Z]", pattern) else re.compile(pattern.lower()))
+                  re.compile(pattern.lower()) if lowerable(pattern) else None)
                  for name, (_state, pattern) in MARKERS.items())
 
 
-#: The characters ``re.IGNORECASE`` takes for an ASCII letter without being one (dotted I,
-#: dotless i, long s, the Kelvin sign; the dotted I is also the one whose ``lower()`` is longer).
-_CASE_SPECIALS = re.compile("[\u0130\u0131\u017f\u212a]")
+#: The characters ``re.IGNORECASE`` takes for an ASCII letter whose ``lower()`` is not that
+#: letter: dotted I (lower-cased to two characters), dotless i, long s. (The Kelvin sign, which
+#: it takes for k, lower-cases to k.)
+_CASE_SPECIALS = re.compile("[\u0130\u0131\u017f]")
 
 
 def find_markers(markup: str) -> tuple[str, ...]:
     """Names of the :data:`MARKERS` in ``markup``, case ignored.
 
-    Searching a megabyte of markup with patterns that ignore case was two thirds of a page's
-    signals (about 20 ms of a real page): the markers are ASCII, so on markup without any of
+    Searching a megabyte of markup with patterns that ignore case was nearly three quarters of a
+    page's signals (about 22 ms of a real page): the markers are ASCII, so on markup without any of
     :data:`_CASE_SPECIALS` a pattern that ignores case matches where its lower-case form matches
     the lower-cased markup (lower-casing keeps every position and what is a word character),
     and that search is several times faster. Markup with one of them is searched as written.
