@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import logging
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,7 @@ __all__ = [
     "REPO_ROOT", "DEFAULT_DATA_DIR", "DEFAULT_VAR_DIR", "is_checkout", "default_var_dir", "FetchConfig", "CrawlConfig",
     "EncoderConfig", "RetrievalConfig", "VerifierConfig", "ServiceConfig", "LoginConfig", "BotConfig", "PriorityConfig",
     "JudgeConfig", "Config", "load_config", "LIFTWING_LLM_URL", "JUDGE_MODES", "numeric_settings",
-    "POSITIVE_SETTINGS", "SIGNED_SETTINGS", "DEFAULT_USER_AGENT", "warn_without_contact",
+    "POSITIVE_SETTINGS", "SIGNED_SETTINGS", "DEFAULT_USER_AGENT", "warn_without_contact", "service_links",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -599,6 +600,26 @@ def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+#: ``SIDE_PORT`` as Kubernetes writes it for a Service named ``side``: ``tcp://ADDRESS:PORT``.
+_SERVICE_LINK = re.compile(r"tcp://\[?(?P<host>[^\]]+?)\]?:(?P<port>\d+)")
+
+
+def service_links(environ: dict[str, str]) -> frozenset[str]:
+    """The variables Kubernetes gives every pod of a namespace for a Service named ``side``
+    (on Toolforge, the webservice of a tool named side): ``SIDE_SERVICE_HOST``,
+    ``SIDE_SERVICE_PORT``, ``SIDE_SERVICE_PORT_<PORT NAME>``, ``SIDE_PORT`` and
+    ``SIDE_PORT_<N>_TCP...``. They are not Side's settings: read as such, ``service.host`` and
+    ``service.port`` would take the Service's cluster address, and ``SIDE_SERVICE_PORT_HTTP`` would
+    be refused as a typo. Known by ``SIDE_PORT`` naming the same address and port as the other
+    two; none when it does not (a person's own ``SIDE_SERVICE_PORT`` is a setting)."""
+    link = _SERVICE_LINK.fullmatch(environ.get("SIDE_PORT", ""))
+    named = environ.get("SIDE_SERVICE_HOST"), environ.get("SIDE_SERVICE_PORT")
+    if link is None or named != link.group("host", "port"):
+        return frozenset()
+    return frozenset(var for var in environ if var in {"SIDE_SERVICE_HOST", "SIDE_SERVICE_PORT", "SIDE_PORT"}
+                     or var.startswith(("SIDE_SERVICE_PORT_", "SIDE_PORT_")))
+
+
 def _setting_variables(cfg: Config) -> tuple[set[str], set[str]]:
     """Every setting's variable, and each section's prefix (``SIDE_FETCH_``)."""
     variables, prefixes = set(), set()
@@ -652,6 +673,10 @@ def _refuse_file_secrets(values: dict[str, Any], path: Path) -> None:
 def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
     """Defaults, then the TOML file, then ``SIDE_*`` environment variables."""
     environ = dict(os.environ if environ is None else environ)
+    links = service_links(environ)
+    if links:
+        log.debug("not settings: Kubernetes' variables for a Service named side (%s)", ", ".join(sorted(links)))
+        environ = {var: value for var, value in environ.items() if var not in links}
     cfg = Config()
     candidate = path or environ.get("SIDE_CONFIG") or (Path.cwd() / "side.toml")
     candidate = Path(candidate)

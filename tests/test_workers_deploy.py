@@ -16,6 +16,7 @@ import yaml
 
 from bot.sidebot import apply_options, parse_options
 from side.config import DEFAULT_USER_AGENT, REPO_ROOT, load_config
+from side.errors import ConfigError
 from workers.probe import DEFAULT_MAX_AGE_S
 from workers.probe import build_parser as probe_parser
 from workers.worker import build_parser as worker_parser
@@ -133,6 +134,28 @@ def unit_table() -> dict[str, str]:
             for name in line.split("|")[1].replace("`", "").replace("+", " ").split():
                 rows[name] = line
     return rows
+
+
+def test_kubernetes_variables_for_the_tools_webservice_are_not_settings(tmp_path):
+    """In a Toolforge tool named side, Kubernetes gives every job and the webservice variables
+    for the webservice's Service (named side, its port named http): they neither set service.host
+    and service.port nor stop every command as a misspelt setting. The same names set by a
+    person, without Kubernetes' SIDE_PORT beside them, are still read (or refused) as before."""
+    (tmp_path / "side.toml").write_text("")
+    links = {"SIDE_SERVICE_HOST": "10.97.3.4", "SIDE_SERVICE_PORT": "8000", "SIDE_SERVICE_PORT_HTTP": "8000",
+             "SIDE_PORT": "tcp://10.97.3.4:8000", "SIDE_PORT_8000_TCP": "tcp://10.97.3.4:8000",
+             "SIDE_PORT_8000_TCP_PROTO": "tcp", "SIDE_PORT_8000_TCP_PORT": "8000",
+             "SIDE_PORT_8000_TCP_ADDR": "10.97.3.4"}
+    base = {"SIDE_CONFIG": str(tmp_path / "side.toml"), "KUBERNETES_SERVICE_HOST": "10.96.0.1"}
+    config = load_config(None, environ={**base, **links, "SIDE_SERVICE_THREADS": "3"})
+    defaults = load_config(None, environ=base)
+    assert (config.service.host, config.service.port) == (defaults.service.host, defaults.service.port)
+    assert config.service.threads == 3
+    assert load_config(None, environ={**base, "SIDE_SERVICE_PORT": "9000"}).service.port == 9000
+    with pytest.raises(ConfigError, match="SIDE_SERVICE_PORT_HTTP names no setting"):
+        load_config(None, environ={**base, "SIDE_SERVICE_PORT_HTTP": "8000"})
+    with pytest.raises(ConfigError, match="SIDE_SERVICE_PORT_HTTP names no setting"):  # SIDE_PORT names another port
+        load_config(None, environ={**base, **links, "SIDE_PORT": "tcp://10.97.3.4:9999"})
 
 
 def test_the_selfhosted_environment_loads_and_names_a_contact(tmp_path):
