@@ -600,24 +600,29 @@ def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-#: ``SIDE_PORT`` as Kubernetes writes it for a Service named ``side``: ``tcp://ADDRESS:PORT``.
+#: ``<NAME>_PORT`` as Kubernetes writes it for a Service: ``tcp://ADDRESS:PORT``.
 _SERVICE_LINK = re.compile(r"tcp://\[?(?P<host>[^\]]+?)\]?:(?P<port>\d+)")
 
 
 def service_links(environ: dict[str, str]) -> frozenset[str]:
-    """The variables Kubernetes gives every pod of a namespace for a Service named ``side``
-    (on Toolforge, the webservice of a tool named side): ``SIDE_SERVICE_HOST``,
-    ``SIDE_SERVICE_PORT``, ``SIDE_SERVICE_PORT_<PORT NAME>``, ``SIDE_PORT`` and
-    ``SIDE_PORT_<N>_TCP...``. They are not Side's settings: read as such, ``service.host`` and
-    ``service.port`` would take the Service's cluster address, and ``SIDE_SERVICE_PORT_HTTP`` would
-    be refused as a typo. Known by ``SIDE_PORT`` naming the same address and port as the other
-    two; none when it does not (a person's own ``SIDE_SERVICE_PORT`` is a setting)."""
-    link = _SERVICE_LINK.fullmatch(environ.get("SIDE_PORT", ""))
-    named = environ.get("SIDE_SERVICE_HOST"), environ.get("SIDE_SERVICE_PORT")
-    if link is None or named != link.group("host", "port"):
-        return frozenset()
-    return frozenset(var for var in environ if var in {"SIDE_SERVICE_HOST", "SIDE_SERVICE_PORT", "SIDE_PORT"}
-                     or var.startswith(("SIDE_SERVICE_PORT_", "SIDE_PORT_")))
+    """The variables Kubernetes gives every pod of a namespace for each Service whose name starts
+    with side (on Toolforge, the webservice of a tool named side; on Lift Wing, side-verifier's):
+    ``<NAME>_SERVICE_HOST``, ``<NAME>_SERVICE_PORT``, ``<NAME>_SERVICE_PORT_<PORT NAME>``,
+    ``<NAME>_PORT`` and ``<NAME>_PORT_<N>_TCP...``. They are not Side's settings: read as such,
+    ``service.host`` and ``service.port`` would take a Service's cluster address, and the others
+    (``SIDE_SERVICE_PORT_HTTP``, ``SIDE_VERIFIER_PREDICTOR_SERVICE_HOST``) would be refused as
+    typos. Known by ``<NAME>_PORT`` naming the same address and port as the other two; a person's
+    own ``SIDE_SERVICE_PORT`` is a setting."""
+    links: set[str] = set()
+    for var, value in environ.items():
+        link = _SERVICE_LINK.fullmatch(value) if var.startswith("SIDE") and var.endswith("_PORT") else None
+        name = var.removesuffix("_PORT")
+        if link is None or (environ.get(f"{name}_SERVICE_HOST"), environ.get(f"{name}_SERVICE_PORT")) != \
+                link.group("host", "port"):
+            continue
+        links |= {other for other in environ if other in {f"{name}_SERVICE_HOST", f"{name}_SERVICE_PORT", var}
+                  or other.startswith((f"{name}_SERVICE_PORT_", f"{name}_PORT_"))}
+    return frozenset(links)
 
 
 def _setting_variables(cfg: Config) -> tuple[set[str], set[str]]:
@@ -675,7 +680,7 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     environ = dict(os.environ if environ is None else environ)
     links = service_links(environ)
     if links:
-        log.debug("not settings: Kubernetes' variables for a Service named side (%s)", ", ".join(sorted(links)))
+        log.debug("not settings: Kubernetes' variables for its Services (%s)", ", ".join(sorted(links)))
         environ = {var: value for var, value in environ.items() if var not in links}
     cfg = Config()
     candidate = path or environ.get("SIDE_CONFIG") or (Path.cwd() / "side.toml")

@@ -138,9 +138,10 @@ def unit_table() -> dict[str, str]:
 
 def test_kubernetes_variables_for_the_tools_webservice_are_not_settings(tmp_path):
     """In a Toolforge tool named side, Kubernetes gives every job and the webservice variables
-    for the webservice's Service (named side, its port named http): they neither set service.host
-    and service.port nor stop every command as a misspelt setting. The same names set by a
-    person, without Kubernetes' SIDE_PORT beside them, are still read (or refused) as before."""
+    for the webservice's Service (named side, its port named http); on Lift Wing, for a Service
+    named side-verifier-predictor. They neither set service.host and service.port nor stop every
+    command as a misspelt setting. The same names set by a person, without Kubernetes'
+    <NAME>_PORT beside them, are still read (or refused) as before."""
     (tmp_path / "side.toml").write_text("")
     links = {"SIDE_SERVICE_HOST": "10.97.3.4", "SIDE_SERVICE_PORT": "8000", "SIDE_SERVICE_PORT_HTTP": "8000",
              "SIDE_PORT": "tcp://10.97.3.4:8000", "SIDE_PORT_8000_TCP": "tcp://10.97.3.4:8000",
@@ -156,6 +157,13 @@ def test_kubernetes_variables_for_the_tools_webservice_are_not_settings(tmp_path
         load_config(None, environ={**base, "SIDE_SERVICE_PORT_HTTP": "8000"})
     with pytest.raises(ConfigError, match="SIDE_SERVICE_PORT_HTTP names no setting"):  # SIDE_PORT names another port
         load_config(None, environ={**base, **links, "SIDE_PORT": "tcp://10.97.3.4:9999"})
+    # a Service named side-verifier-predictor (Lift Wing): its variables fall under [verifier]'s prefix
+    predictor = {"SIDE_VERIFIER_PREDICTOR_SERVICE_HOST": "fd00::5", "SIDE_VERIFIER_PREDICTOR_SERVICE_PORT": "80",
+                 "SIDE_VERIFIER_PREDICTOR_SERVICE_PORT_HTTP": "80", "SIDE_VERIFIER_PREDICTOR_PORT": "tcp://[fd00::5]:80",
+                 "SIDE_VERIFIER_PREDICTOR_PORT_80_TCP_ADDR": "fd00::5"}
+    assert load_config(None, environ={**base, **predictor, "SIDE_VERIFIER_THREADS": "2"}).verifier.threads == 2
+    with pytest.raises(ConfigError, match="SIDE_VERIFIER_PREDICTOR_SERVICE_HOST names no setting of \\[verifier\\]"):
+        load_config(None, environ={**base, "SIDE_VERIFIER_PREDICTOR_SERVICE_HOST": "fd00::5"})
 
 
 def test_the_selfhosted_environment_loads_and_names_a_contact(tmp_path):
