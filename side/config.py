@@ -582,21 +582,15 @@ NEAR_MISS = 0.85
 
 
 def _env_overrides(cfg: Config, environ: dict[str, str]) -> dict[str, Any]:
+    variables = _setting_variables(cfg)
+    _refuse_unknown_variables(variables, environ)
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(cfg):
-        current = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(current):
-            names = {sub.name for sub in dataclasses.fields(current)}
-            _refuse_unknown_variables(f.name, names, environ)
-            for name in names:
-                var = f"SIDE_{f.name}_{name}".upper()
-                if var in environ:
-                    out.setdefault(f.name, {})[name] = environ[var]
-        else:
-            var = f"SIDE_{f.name}".upper()
-            if var in environ:
-                out[f.name] = environ[var]
-    _refuse_near_misses(cfg, environ)
+    for var, (section, key) in variables.items():
+        if var in environ:
+            if key is None:
+                out[section] = environ[var]
+            else:
+                out.setdefault(section, {})[key] = environ[var]
     return out
 
 
@@ -625,43 +619,39 @@ def service_links(environ: dict[str, str]) -> frozenset[str]:
     return frozenset(links)
 
 
-def _setting_variables(cfg: Config) -> tuple[set[str], set[str]]:
-    """Every setting's variable, and each section's prefix (``SIDE_FETCH_``)."""
-    variables, prefixes = set(), set()
+def _setting_variables(cfg: Config) -> dict[str, tuple[str, str | None]]:
+    """Every setting's variable, with the setting it sets: (section, key) for
+    ``SIDE_<SECTION>_<KEY>``, (name, None) for a top-level ``SIDE_<NAME>``."""
+    variables: dict[str, tuple[str, str | None]] = {}
     for f in dataclasses.fields(cfg):
         current = getattr(cfg, f.name)
         if dataclasses.is_dataclass(current):
-            prefixes.add(f"SIDE_{f.name}_".upper())
-            variables |= {f"SIDE_{f.name}_{sub.name}".upper() for sub in dataclasses.fields(current)}
+            variables |= {f"SIDE_{f.name}_{sub.name}".upper(): (f.name, sub.name)
+                          for sub in dataclasses.fields(current)}
         else:
-            variables.add(f"SIDE_{f.name}".upper())
-    return variables, prefixes
+            variables[f"SIDE_{f.name}".upper()] = (f.name, None)
+    return variables
 
 
-def _refuse_near_misses(cfg: Config, environ: dict[str, str]) -> None:
-    """A ``SIDE_*`` variable outside every section that is nearly a setting's name is a typo of
-    a top-level setting or of a section (SIDE_DATADIR, SIDE_FETCHH_TIMEOUT_S): refused, with the
-    setting it looks like, instead of ignored. Other ``SIDE_*`` names (a program's own) pass."""
-    variables, prefixes = _setting_variables(cfg)
+def _refuse_unknown_variables(variables: dict[str, tuple[str, str | None]], environ: dict[str, str]) -> None:
+    """A misspelt setting's variable is refused, with the setting it most looks like, instead of
+    ignored: a ``SIDE_<SECTION>_*`` variable that names no setting of that section (say
+    SIDE_FETCH_TIMEOUT_SECONDS), and any other ``SIDE_*`` variable that is nearly a setting's name,
+    a top-level one or one of a misspelt section (SIDE_DATADIR, SIDE_FETCHH_TIMEOUT_S). The
+    variables programs read themselves pass, as does any other name not close to a setting's."""
+    sections = {f"SIDE_{section}_".upper(): section for section, key in variables.values() if key is not None}
     for var in environ:
-        if (not var.startswith("SIDE_") or var in variables or var in PROGRAM_VARIABLES
-                or any(var.startswith(prefix) for prefix in prefixes)):
+        if not var.startswith("SIDE_") or var in variables or var in OTHER_VARIABLES or var in PROGRAM_VARIABLES:
             continue
+        section = next((name for prefix, name in sections.items() if var.startswith(prefix)), None)
+        if section is not None:
+            own = sorted(v for v, (name, key) in variables.items() if name == section and key is not None)
+            near = difflib.get_close_matches(var, own, n=1, cutoff=0.8)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{var} names no setting of [{section}]{hint}")
         near = difflib.get_close_matches(var, sorted(variables), n=1, cutoff=NEAR_MISS)
         if near:
             raise ConfigError(f"{var} names no setting (did you mean {near[0]}?)")
-
-
-def _refuse_unknown_variables(section: str, names: set[str], environ: dict[str, str]) -> None:
-    """A ``SIDE_<SECTION>_*`` variable that names no setting of that section is a typo (say
-    SIDE_FETCH_TIMEOUT_SECONDS): refused, with the setting it most looks like, instead of ignored."""
-    prefix = f"SIDE_{section}_".upper()
-    variables = {f"{prefix}{name.upper()}" for name in names}
-    for var in environ:
-        if var.startswith(prefix) and var not in variables and var not in OTHER_VARIABLES:
-            near = difflib.get_close_matches(var, sorted(variables), n=1, cutoff=0.8)
-            hint = f" (did you mean {near[0]}?)" if near else ""
-            raise ConfigError(f"{var} names no setting of [{section}]{hint}")
 
 
 def _refuse_file_secrets(values: dict[str, Any], path: Path) -> None:
