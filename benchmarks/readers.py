@@ -19,8 +19,10 @@ on pages already on disk (no network), for:
   (:mod:`side.sources.comparison`), a page's elements walked only when its markup could be too
   large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
   may hold more than one sentence (:func:`side.text.is_one_sentence`), the language
-  identifier asked only about pages with few English function words, and the markers of the
-  page's signals searched in lower-cased markup (:func:`side.sources.states.find_markers`).
+  identifier asked only about pages with few English function words, and the page's signals
+  read from the tree its text is extracted from (:func:`side.sources.fetch.read_html`: one
+  parse), with their markers and phrases searched for only where a string each must contain is
+  there (:func:`side.sources.states.find_markers`, :func:`side.sources.states.find_phrases`).
 
 Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
 so other processes on the host do not count), on how many pages both gave the same title (one
@@ -46,7 +48,7 @@ import pstats
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from side.sources.source import PageSignals
@@ -125,36 +127,61 @@ def written_markers(markup: str) -> tuple[str, ...]:
     return tuple(name for name, (_state, pattern) in MARKERS.items() if re.search(pattern, markup, re.IGNORECASE))
 
 
+def every_phrase(normalized: str) -> tuple[str, ...]:
+    """Today's search for wall phrases: the pattern run on every page
+    (:func:`side.sources.states.find_phrases` before)."""
+    from side.sources.states import _all_phrases
+
+    return tuple(dict.fromkeys(m.group(0) for m in _all_phrases().finditer(normalized)))
+
+
+def smart_visible_text(tree: Any) -> list[str]:
+    """Today's visible text: lxml's "smart" strings, each then made a plain one."""
+    from side.sources.states import _VISIBLE
+
+    return [str(t) for t in tree.xpath(_VISIBLE)]
+
+
+def squeezed_by_pattern(text: str) -> str:
+    """Today's squeezing of white space, by a pattern."""
+    import re
+
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def today_signals(data: bytes) -> PageSignals:
-    """Today's :func:`side.sources.states.page_signals`: with :func:`written_markers`."""
+    """Today's :func:`side.sources.states.page_signals`: a second parse of the page, with
+    :func:`written_markers`, :func:`every_phrase`, :func:`smart_visible_text` and
+    :func:`squeezed_by_pattern`."""
     from unittest import mock
 
     from side.sources import states
 
-    with mock.patch.object(states, "find_markers", written_markers):
+    with mock.patch.object(states, "find_markers", written_markers), \
+            mock.patch.object(states, "find_phrases", every_phrase), \
+            mock.patch.object(states, "_visible_text", lambda: smart_visible_text), \
+            mock.patch.object(states, "_squeeze", squeezed_by_pattern):
         return states.page_signals(data)
 
 
 def time_signals(pages: list[Page], repeat: int) -> None:
-    """A page's signals with its markers searched as written against lower-cased
-    (:func:`side.sources.states.find_markers`), alternating runs: ms of CPU a page, and whether
-    every page's signals are the same."""
-    from contextlib import nullcontext
-    from unittest import mock
+    """A page's signals alone, each path parsing the page itself: today's (:func:`today_signals`)
+    against :func:`side.sources.states.page_signals`, alternating runs: ms of CPU a page, and
+    whether every page's signals are the same. (A reader also saves the parse:
+    :func:`side.sources.fetch.read_html`.)"""
+    from side.sources.states import page_signals
 
-    from side.sources import states
-
-    spent, signals = {"as written": 0.0, "lower-cased": 0.0}, {}
+    paths = {"today": today_signals, "cheaper": page_signals}
+    spent, signals = dict.fromkeys(paths, 0.0), {}
     for _ in range(repeat):
-        for path in spent:
-            with mock.patch.object(states, "find_markers", written_markers) if path == "as written" else nullcontext():
-                started = time.process_time()
-                signals[path] = [states.page_signals(data) for _claim, data in pages]
-                spent[path] += time.process_time() - started
+        for path, read in paths.items():
+            started = time.process_time()
+            signals[path] = [read(data) for _claim, data in pages]
+            spent[path] += time.process_time() - started
     same = sum(a == b for a, b in zip(*signals.values(), strict=True))
     print(f"page signals, {len(pages)} pages x {repeat} runs; the same signals on {same}/{len(pages)} pages")
     for path, seconds in spent.items():
-        print(f"  markers {path:12s} {1000 * seconds / (len(pages) * repeat):6.1f} ms a page")
+        print(f"  {path:11s} {1000 * seconds / (len(pages) * repeat):6.1f} ms a page")
 
 
 def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
@@ -163,16 +190,18 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
     returns each page's title, text and sentences."""
     from side.errors import SourceFetchError
     from side.pipeline import checkable
-    from side.sources.fetch import MAX_SENTENCES, MAX_TEXT_CHARS, Source, extract_html
-    from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language, page_signals
+    from side.sources.fetch import MAX_SENTENCES, MAX_TEXT_CHARS, Source, read_html
+    from side.sources.states import LANGUAGE_SAMPLE_CHARS, detect_language
     from side.text import normalize_space, split_sentences
     from side.verify.verifier import bounded_sentences, shortlist_source
 
     out = []
     for n, (claim, data) in enumerate(pages):
-        text, title, date = (extract_html(data, url=f"http://127.0.0.1/{n}", extensive_dates=False) if cheaper
-                             else today_extract(data, f"http://127.0.0.1/{n}"))
-        signals = page_signals(data) if cheaper else today_signals(data)
+        if cheaper:
+            text, title, date, signals = read_html(data, url=f"http://127.0.0.1/{n}")
+        else:
+            text, title, date = today_extract(data, f"http://127.0.0.1/{n}")
+            signals = today_signals(data)
         text = normalize_space(text)[:MAX_TEXT_CHARS]
         sentences = (tuple(split_sentences(text, MAX_SENTENCES)) if cheaper
                      else pysbd_sentences(text, MAX_SENTENCES))
@@ -221,7 +250,7 @@ def main() -> None:
     parser.add_argument("--discard", action="store_true",
                         help="also time the cheaper path with trafilatura's own discard expressions (path 'xpath')")
     parser.add_argument("--signals", action="store_true",
-                        help="also time the pages' signals with their markers as written and lower-cased")
+                        help="also time the pages' signals alone, today's and the cheaper path's")
     parser.add_argument("--comparison", action="store_true",
                         help="also time the cheaper path with readability run on every page (path 'readability')")
     args = parser.parse_args()

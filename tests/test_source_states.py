@@ -18,7 +18,16 @@ import pytest
 from side.cli import main
 from side.errors import SourceFetchError
 from side.evaluation.sources import LABELS_FILE, WEB_HTML_SUBDIR, evaluate_sources, load_labels
-from side.sources.fetch import Source, assess_html, load_cached, source_from_bytes, source_from_html, store_cached
+from side.sources.fetch import (
+    Source,
+    assess_html,
+    extract_html,
+    load_cached,
+    read_html,
+    source_from_bytes,
+    source_from_html,
+    store_cached,
+)
 from side.sources.states import (
     MARKERS,
     MAX_SIGNAL_CHARS,
@@ -27,8 +36,10 @@ from side.sources.states import (
     assess_error,
     assess_source,
     find_markers,
+    find_phrases,
     lowerable,
     page_signals,
+    required_literals,
     word_count,
 )
 from side.verify.levels import VerdictLevel
@@ -379,6 +390,110 @@ def test_every_marker_is_searched_in_lower_case_and_unsafe_patterns_are_not():
     assert all(lowerable(pattern) for _state, pattern in MARKERS.values())
     for unsafe in (r"\x41bc", r"\101bc", r"\u0041bc", r"(?-i:ABC)", r"[A-z]", r"\S+", r"\Bx", "caf\u00e9"):
         assert not lowerable(unsafe), unsafe
+
+
+@pytest.mark.parametrize(("pattern", "literals"), [
+    ("ab?c", ("a",)),  # an optional letter leaves the run
+    ("abc*", ("ab",)),
+    ("ab+c", ("ab",)),  # one b is there; "abc" need not be ("abbc")
+    ("abc{2}d", ("ab",)),
+    ("a{10}", None),  # a count's digits are not text
+    (r"x\.y-z", ("x.y-z",)),  # an escaped dot is a dot
+    (r"ab\sc", ("ab",)),  # \s is a class, not an s
+    (r"a\d\d\dzz", ("zz",)),
+    ("[ab]cde", ("cde",)),
+    ("[]|]xy|zw", ("xy", "zw")),  # a | in a class does not split the pattern
+    ("a(bc|de)f|gh", ("a", "gh")),  # nor one in a group
+    (r"(?<!\w)hello(?!\w)", ("hello",)),
+    ("a|[bc]", None),  # an alternative with no sure literal: no precheck
+])
+def test_required_literals_are_in_every_match(pattern, literals):
+    """The strings find_markers looks for before it runs a pattern: one of them is in every
+    match (a wrong one would hide a marker), None where an alternative has none for sure."""
+    import re
+
+    assert required_literals(pattern) == literals
+    texts = ["abc abbbc abccd aaaaaaaaaa x.y-z ab\tc a123zz bcde ]xy zw adef abcf gh hello aXc"]
+    for match in (m.group(0) for text in texts for m in re.finditer(pattern, text)):
+        assert literals is None or any(literal in match for literal in literals), (pattern, match)
+
+
+def test_every_marker_has_literals_and_a_literal_alone_is_no_marker():
+    """Each marker is prechecked (no pattern is run on every page), and a page holding a
+    marker's literal without its pattern has no marker."""
+    for name, (_state, pattern) in MARKERS.items():
+        literals = required_literals(pattern.lower())
+        assert literals is not None, name
+        assert any(literal in MARKER_SAMPLES[name].lower() for literal in literals), name
+    near = '<script>{"isAccessibleForFree": true}</script> /cdn-cgi/challenge-platform/h/b/orchestrate/other'
+    assert find_markers(near) == written_markers(near) == ()
+
+
+@pytest.mark.parametrize("text", [
+    "an article about nothing in particular",
+    "please enable javascript to continue",
+    "xplease enable javascript to continue",  # the phrase's text, but not as whole words
+    "loading... then you need to enable javascript to run this app. loading...",
+    "",
+])
+def test_wall_phrases_are_found_as_the_pattern_finds_them(text):
+    """find_phrases runs the phrases' pattern only where a phrase is a substring: the same
+    phrases, in order of first appearance."""
+    from side.sources.states import _all_phrases, _normalize
+
+    normalized = _normalize(text)
+    assert find_phrases(normalized) == tuple(dict.fromkeys(m.group(0) for m in _all_phrases().finditer(normalized)))
+    assert bool(find_phrases(normalized)) == (text.startswith(("please", "loading")))
+
+
+def test_white_space_is_squeezed_as_the_pattern_did():
+    """Every character Python counts as white space, in runs, at both ends and between words."""
+    import re
+    import sys
+
+    from side.sources.states import _squeeze
+
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    assert len(spaces) > 20
+    text = spaces + "a" + spaces[::2] + "b\u200bc" + spaces[5] + "d" + spaces
+    assert _squeeze(text) == re.sub(r"\s+", " ", text).strip() == "a b\u200bc d"
+
+
+def read_separately(html: str | bytes) -> tuple[str, str, str, PageSignals]:
+    """What read_html must give: the text as extract_html gives it and the signals as page_signals
+    reads them, each parsing the page itself."""
+    return (*extract_html(html, url="http://127.0.0.1/page"), page_signals(html))
+
+
+def test_one_parse_gives_the_text_and_signals_of_two(monkeypatch):
+    """read_html parses a page once for its text and its signals: the same as two parses, on a
+    wall, a page the extractor cuts (its signals read before the cut), a page longer than the
+    signals read (parsed twice), markup the parser refuses, and undecodable bytes."""
+    from side.sources import fetch, states
+
+    wall = (b"<html><head><title>Just a moment...</title></head><body><noscript>Please enable JavaScript"
+            b"</noscript><div id=root></div><script>window._cf_chl_opt={}</script></body></html>")
+    paragraphs = "".join(f"<p>Paragraph {n} of a long article.</p>" for n in range(400))
+    article = f"<html><body>{paragraphs}</body></html>"
+    pages: list[str | bytes] = [wall, article, article.encode("utf-16"), "plain words, no markup", b"\x00\xff" * 100]
+    for page in pages:
+        assert fetch.read_html(page, url="http://127.0.0.1/page") == read_separately(page)
+    monkeypatch.setattr(fetch, "MAX_HTML_ELEMENTS", 50)  # the extractor cuts the article's tree
+    assert fetch.read_html(article, url="http://127.0.0.1/page") == read_separately(article)
+    assert len(fetch.read_html(article)[0]) < len(article) // 10
+    monkeypatch.setattr(states, "MAX_SIGNAL_CHARS", 120)  # the signals read the start only
+    assert states.signals_markup(article, article) is None
+    for page in (wall, article):
+        assert fetch.read_html(page, url="http://127.0.0.1/page") == read_separately(page)
+    assert fetch.read_html(wall)[3].markers == ()  # the marker is past the first 120 characters
+
+
+def test_one_parse_of_real_pages_gives_the_text_and_signals_of_two():
+    """The extraction benchmark's real pages: the same text, title, date and signals."""
+    folder = need_data("fixtures/web_html/article_extraction_benchmark/html")
+    for path in sorted(folder.glob("*.html.gz"))[:60]:
+        html = gzip.decompress(path.read_bytes())
+        assert read_html(html, url="http://127.0.0.1/page") == read_separately(html), path.name
 
 
 def test_markers_of_real_pages_are_the_patterns_own():

@@ -34,15 +34,22 @@ from side.errors import CannotCheckError, SourceFetchError, UnreadableContentErr
 from side.sources import comparison, discard
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
-from side.sources.source import Source
-from side.sources.states import Assessment, assess_error, assess_source, page_signals
+from side.sources.source import PageSignals, Source
+from side.sources.states import (
+    Assessment,
+    assess_error,
+    assess_source,
+    markup_signals,
+    page_signals,
+    signals_markup,
+)
 from side.text import normalize_space, split_sentences
 
 __all__ = [
     "HTML_TYPES", "TEXT_TYPES", "PDF_TYPES", "SUPPORTED_TYPES", "REDIRECT_STATUSES", "TRANSIENT_HTTP",
     "MAX_PDF_PAGES", "PDF_TIME_BUDGET_S", "PDF_LIMITS", "MAX_HTML_ELEMENTS", "MAX_HTML_TEXT_CHARS",
     "MAX_TEXT_CHARS", "MAX_SENTENCES", "HTML_EXTRACTION_MODE", "EXTENSIVE_DATE_SEARCH", "Source", "extract_html",
-    "source_from_html", "source_from_text", "source_from_pdf", "source_from_bytes", "cache_path",
+    "read_html", "source_from_html", "source_from_text", "source_from_pdf", "source_from_bytes", "cache_path",
     "load_cached", "store_cached", "Download", "download", "fetch_source", "assess_html",
 ]
 
@@ -175,15 +182,38 @@ def extract_html(
     trafilatura's boilerplate rules run as :mod:`side.sources.discard` evaluates them, and its
     comparison with readability is skipped where readability cannot win (:mod:`side.sources.comparison`).
     """
+    from trafilatura.utils import load_html
+
+    if mode not in {"recall", "precision", "balanced"}:
+        raise ValueError(f"unknown extraction mode {mode!r}")
+    # trafilatura's own parser: the same tree it would build itself
+    return _extract_tree(load_html(html), html, url, mode, extensive_dates)
+
+
+def read_html(html: str | bytes, url: str | None = None) -> tuple[str, str, str, PageSignals]:
+    """:func:`extract_html` and :func:`~side.sources.states.page_signals` of a page, with the
+    page decoded and parsed once where its signals read all of it (a page of at most
+    :data:`~side.sources.states.MAX_SIGNAL_CHARS` characters): the second parse was a sixth of
+    a reader's time on a real page. The signals are read first: the extraction may cut the tree.
+    """
+    from trafilatura.utils import decode_file, load_html
+
+    decoded = decode_file(html)  # what load_html would do first with the bytes
+    tree = load_html(decoded)
+    markup = signals_markup(html, decoded)
+    signals = markup_signals(markup, tree) if markup is not None else page_signals(html)
+    return (*_extract_tree(tree, html, url, HTML_EXTRACTION_MODE, EXTENSIVE_DATE_SEARCH), signals)
+
+
+def _extract_tree(tree: Any, html: str | bytes, url: str | None, mode: str, extensive_dates: bool,
+                  ) -> tuple[str, str, str]:
+    """:func:`extract_html` of ``html`` from ``tree``, what trafilatura's ``load_html`` made of it
+    (None where it refused it)."""
     import trafilatura
     from trafilatura.settings import set_date_params
-    from trafilatura.utils import load_html
 
     discard.install()
     comparison.install()
-    if mode not in {"recall", "precision", "balanced"}:
-        raise ValueError(f"unknown extraction mode {mode!r}")
-    tree = load_html(html)  # trafilatura's own parser: the same tree it would build itself
     if tree is None:
         return "", "", ""
     cut = None if _is_small(html, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS) else \
@@ -293,11 +323,11 @@ def source_from_html(
     """
     where = final_url or url
     try:
-        text, title, date = extract_html(html, url=where)
+        text, title, date, signals = read_html(html, url=where)
     except Exception as exc:  # any failure of a third-party parser on content from the web
         log.debug("extraction failed for %s", where, exc_info=True)
         raise UnreadableContentError(f"could not extract text from {where}: {_describe(exc)}") from exc
-    return replace(_make_source(url, where, title, date, text, content_type, html), page=page_signals(html))
+    return replace(_make_source(url, where, title, date, text, content_type, html), page=signals)
 
 
 def source_from_text(text: str, url: str, title: str = "", date: str = "") -> Source:

@@ -43,12 +43,13 @@ from typing import Any
 from side.sources.source import PageSignals, Source
 
 __all__ = [
-    "SourceState", "Assessment", "REASONS", "WallRule", "WALLS", "MARKERS", "find_markers", "lowerable",
+    "SourceState", "Assessment", "REASONS", "WallRule", "WALLS", "MARKERS", "find_markers", "find_phrases",
+    "lowerable", "required_literals",
     "JS_PHRASES", "APP_ROOT_IDS", "READABLE_LANGUAGES", "MIN_WORDS", "JS_SHELL_MAX_WORDS", "MIN_TEMPLATES",
     "SHARE_MAX_WORDS", "WALL_SHARE", "LANGUAGE_CONFIDENCE", "MIN_ENGLISH_SHARE", "WEAK_LANGUAGE_CONFIDENCE",
     "NO_ENGLISH_SHARE",
-    "MAX_SIGNAL_CHARS", "MAX_REFRESH_DELAY_S", "PageSignals", "page_signals", "word_count", "english_share",
-    "detect_language", "assess_source", "assess_error",
+    "MAX_SIGNAL_CHARS", "MAX_REFRESH_DELAY_S", "PageSignals", "page_signals", "markup_signals", "signals_markup",
+    "UNPARSED", "word_count", "english_share", "detect_language", "assess_source", "assess_error",
 ]
 
 log = logging.getLogger(__name__)
@@ -336,7 +337,14 @@ _UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u
 _JUNK = re.compile(r"[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
                          "\u2026": "..."})
-_SPACE = re.compile(r"\s+")
+
+
+def _squeeze(text: str) -> str:
+    r"""Runs of white space as one space, none at either end: what ``re.sub(r"\s+", " ",
+    text).strip()`` gives (the same characters are white space to ``\s``, ``split`` and
+    ``strip``), several times faster on a page's text."""
+    return " ".join(text.split())
+
 
 #: Names of the languages py3langid reports most often, for reasons; others show as codes.
 _LANGUAGE_NAMES = {
@@ -350,7 +358,7 @@ _LANGUAGE_NAMES = {
 
 def _normalize(text: str) -> str:
     """Lower case, straight quotes, single spaces: the form phrases are written in."""
-    return _SPACE.sub(" ", text.translate(_QUOTES).lower()).strip()
+    return _squeeze(text.translate(_QUOTES).lower())
 
 
 def _phrase_pattern(phrases: Iterable[str]) -> re.Pattern[str]:
@@ -366,6 +374,21 @@ def _wall_patterns() -> tuple[tuple[WallRule, re.Pattern[str], tuple[re.Pattern[
 @cache
 def _all_phrases() -> re.Pattern[str]:
     return _phrase_pattern([p for rule in WALLS for p in rule.phrases] + list(JS_PHRASES))
+
+
+@cache
+def _phrases() -> tuple[str, ...]:
+    """Every phrase of :func:`_all_phrases`, normalised."""
+    return tuple(sorted({_normalize(p) for rule in WALLS for p in rule.phrases} | {_normalize(p) for p in JS_PHRASES}))
+
+
+def find_phrases(normalized: str) -> tuple[str, ...]:
+    """The wall and JavaScript phrases in ``normalized`` (:func:`_normalize`), in order of first
+    appearance. The pattern runs only where some phrase is a substring: on most pages none is,
+    and a substring search per phrase is cheaper than the pattern's try at every position."""
+    if not any(phrase in normalized for phrase in _phrases()):
+        return ()
+    return tuple(dict.fromkeys(m.group(0) for m in _all_phrases().finditer(normalized)))
 
 
 @cache
@@ -385,34 +408,144 @@ def lowerable(pattern: str) -> bool:
     return pattern.isascii() and _NOT_LOWERABLE.search(pattern) is None
 
 
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|`` (not inside a group, a class or after ``\\``)."""
+    parts, start, depth, in_class, n = [], 0, 0, False, 0
+    while n < len(pattern):
+        char = pattern[n]
+        if char == "\\":
+            n += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            n += 1 if pattern[n + 1:n + 2] in ("]", "^") else 0  # "[]..." and "[^]...": a literal "]"
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:n])
+            start = n + 1
+        n += 1
+    return [*parts, pattern[start:]]
+
+
+def _longest_literal(alternative: str) -> str:
+    """The longest run of literal characters every match of ``alternative`` (a regular expression
+    with no top-level ``|``) contains, "" if none is sure. Conservative: a group, a class, an
+    anchor or any escape other than of punctuation ends a run, and a character made optional
+    (``?``, ``*``, ``{``) leaves it; ``+`` keeps it (one is there) and ends the run."""
+    best, run, n = "", "", 0
+    while n < len(alternative):
+        char = alternative[n]
+        if char == "\\":  # "\." is a dot; "\s", "\b", "\x41" and the like end the run
+            escaped = alternative[n + 1:n + 2]
+            if escaped and not escaped.isalnum():
+                run, n = run + escaped, n + 2
+                continue
+            best, run, n = max(best, run, key=len), "", n + 2
+            continue
+        if char in "?*{":
+            run = run[:-1]
+        if char.isalnum() or char in " _-/:,;=\"'<>!@#%&~`":
+            run += char
+        else:
+            best, run = max(best, run, key=len), ""
+            if char in "([":  # nothing in a group or class is counted: skip to its end
+                n = _skip_group(alternative, n)
+                continue
+            if char == "{":  # nor a count's digits
+                close = alternative.find("}", n)
+                n = len(alternative) if close < 0 else close + 1
+                continue
+        n += 1
+    return max(best, run, key=len)
+
+
+def _skip_group(pattern: str, start: int) -> int:
+    """The index just past the group or class that opens at ``start``."""
+    depth, in_class, n = 0, False, start
+    while n < len(pattern):
+        char = pattern[n]
+        if char == "\\":
+            n += 1
+        elif in_class:
+            in_class = char != "]"
+            if not in_class and depth == 0:
+                return n + 1
+        elif char == "[":
+            in_class = True
+            n += 1 if pattern[n + 1:n + 2] in ("]", "^") else 0
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return n + 1
+        n += 1
+    return n
+
+
+def required_literals(pattern: str) -> tuple[str, ...] | None:
+    """Strings of which every match of ``pattern`` contains one (one per top-level
+    alternative), or None where some alternative has none that is sure."""
+    literals = tuple(_longest_literal(alternative) for alternative in _alternatives(pattern))
+    return literals if all(literals) else None
+
+
 @cache
-def _marker_patterns() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...]:
-    """Each marker's pattern as written (case ignored), and the same in lower case for
-    lower-cased markup (None where that would mean something else: :func:`lowerable`)."""
+def _marker_patterns() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[bytes, ...] | None], ...]:
+    """Each marker's pattern as written (case ignored); the same in lower case for
+    lower-cased markup (None where that would mean something else: :func:`lowerable`); and, as
+    UTF-8, the lower-case strings one of which its every match contains (:func:`required_literals`)."""
     return tuple((name, re.compile(pattern, re.IGNORECASE),
-                  re.compile(pattern.lower()) if lowerable(pattern) else None)
+                  re.compile(pattern.lower()) if lowerable(pattern) else None,
+                  _encoded(required_literals(pattern.lower())) if lowerable(pattern) else None)
                  for name, (_state, pattern) in MARKERS.items())
 
 
+def _encoded(literals: tuple[str, ...] | None) -> tuple[bytes, ...] | None:
+    return None if literals is None else tuple(literal.encode() for literal in literals)
+
+
 #: The characters ``re.IGNORECASE`` takes for an ASCII letter whose ``lower()`` is not that
-#: letter: dotted I (lower-cased to two characters), dotless i, long s. (The Kelvin sign, which
-#: it takes for k, lower-cases to k.)
-_CASE_SPECIALS = re.compile("[\u0130\u0131\u017f]")
+#: letter: dotted I (lower-cased to two characters), dotless i, long s; and the Kelvin sign,
+#: which it takes for k and which lower-cases to k but is not ASCII.
+_CASE_SPECIALS = "\u0130\u0131\u017f\u212a"
 
 
 def find_markers(markup: str) -> tuple[str, ...]:
     """Names of the :data:`MARKERS` in ``markup``, case ignored.
 
     Searching a megabyte of markup with patterns that ignore case was nearly three quarters of a
-    page's signals (about 22 ms of a real page): the markers are ASCII, so on markup without any of
-    :data:`_CASE_SPECIALS` a pattern that ignores case matches where its lower-case form matches
-    the lower-cased markup (lower-casing keeps every position and what is a word character),
-    and that search is several times faster. Markup with one of them is searched as written.
+    page's signals (about 22 ms of a real page). The markers are ASCII; on markup without any
+    of :data:`_CASE_SPECIALS`, a match of a pattern that ignores case is made of ASCII characters
+    where the pattern has letters, so:
+
+    - one of the pattern's :func:`required_literals` is in the markup's UTF-8 bytes with their
+      ASCII letters lower-cased (a substring search; lower-casing bytes is a fifth of the cost
+      of lower-casing the text, and most pages hold no literal at all);
+    - only then, the pattern's lower-case form is searched in the lower-cased markup, where it
+      matches exactly where the pattern matches the markup (lower-casing keeps every position
+      and what is a word character).
+
+    Markup with one of :data:`_CASE_SPECIALS` is searched as written.
     """
-    plain = markup.isascii() or not _CASE_SPECIALS.search(markup)
-    lowered = markup.lower() if plain else markup
-    return tuple(name for name, written, lower in _marker_patterns()
-                 if (lower.search(lowered) if plain and lower is not None else written.search(markup)))
+    if any(char in markup for char in _CASE_SPECIALS):
+        return tuple(name for name, written, _lower, _literals in _marker_patterns() if written.search(markup))
+    folded = markup.encode("utf-8", "surrogatepass").lower()
+    lowered: str | None = None
+    found = []
+    for name, written, lower, literals in _marker_patterns():
+        if lower is None:
+            hit = written.search(markup) is not None
+        elif literals is not None and not any(literal in folded for literal in literals):
+            hit = False
+        else:
+            lowered = markup.lower() if lowered is None else lowered
+            hit = lower.search(lowered) is not None
+        if hit:
+            found.append(name)
+    return tuple(found)
 
 
 # --- counting and language ---------------------------------------------------------------------------
@@ -465,8 +598,17 @@ _VISIBLE = ("//body//text()[not(ancestor::script or ancestor::style or ancestor:
             "or ancestor::template)]")
 
 
+@cache
+def _visible_text() -> Any:
+    """:data:`_VISIBLE` compiled, giving plain strings (lxml's default "smart" strings, which
+    know their element, cost half the query on a real page)."""
+    from lxml import etree
+
+    return etree.XPath(_VISIBLE, smart_strings=False)
+
+
 def _cut(text: str, limit: int) -> str:
-    return _SPACE.sub(" ", text).strip()[:limit]
+    return _squeeze(text)[:limit]
 
 
 def _empty_root(tree: Any) -> str:
@@ -484,7 +626,7 @@ def page_signals(html: str | bytes) -> PageSignals:
     Never raises on hostile markup: what cannot be parsed gives empty signals (the markers,
     found by pattern in the raw text, are kept).
     """
-    from trafilatura.utils import decode_file, load_html
+    from trafilatura.utils import decode_file
 
     try:
         raw = html[: 4 * MAX_SIGNAL_CHARS] if isinstance(html, bytes) else html
@@ -492,9 +634,31 @@ def page_signals(html: str | bytes) -> PageSignals:
     except Exception as exc:  # a decoder failure on content from the web
         log.debug("page signals: undecodable page: %s", exc)
         return PageSignals()
+    return markup_signals(markup)
+
+
+#: ``tree`` of :func:`markup_signals` when the caller has not parsed the markup.
+UNPARSED: Any = object()
+
+
+def signals_markup(html: str | bytes, decoded: str) -> str | None:
+    """The markup :func:`page_signals` reads for ``html`` when that is all of ``decoded``
+    (``html`` decoded by trafilatura's ``decode_file``), else None: a page of at most
+    :data:`MAX_SIGNAL_CHARS` characters, so a reader that parsed the page for its text can
+    read its signals from the same tree."""
+    small = isinstance(html, str) or len(html) <= 4 * MAX_SIGNAL_CHARS
+    return decoded if small and len(decoded) <= MAX_SIGNAL_CHARS else None
+
+
+def markup_signals(markup: str, tree: Any = UNPARSED) -> PageSignals:
+    """:class:`PageSignals` of decoded ``markup``; ``tree``, if given, is what trafilatura's
+    ``load_html`` makes of it (None where it refuses the markup), read and left unchanged."""
+    from trafilatura.utils import load_html
+
     markers = find_markers(markup)
     try:
-        tree = load_html(markup)
+        if tree is UNPARSED:
+            tree = load_html(markup)
         if tree is None:
             return PageSignals(markers=markers)
         title = _cut(tree.findtext(".//title") or "", 300)
@@ -507,11 +671,10 @@ def page_signals(html: str | bytes) -> PageSignals:
                     refresh = match.group(2)[:500]
                 break
         noscript = _cut(" ".join(n.text_content() for n in tree.iter("noscript")), 500)
-        visible = _cut(" ".join(str(t) for t in tree.xpath(_VISIBLE)), MAX_VISIBLE_CHARS)
-        found = dict.fromkeys(m.group(0) for m in _all_phrases().finditer(_normalize(visible)))
+        visible = _cut(" ".join(_visible_text()(tree)), MAX_VISIBLE_CHARS)
         return PageSignals(title=title, visible_words=word_count(visible), noscript=noscript,
                            empty_root=_empty_root(tree), refresh=refresh, markers=markers,
-                           phrases=tuple(found)[:20], templates=len(_TEMPLATE.findall(visible)))
+                           phrases=find_phrases(_normalize(visible))[:20], templates=len(_TEMPLATE.findall(visible)))
     except Exception as exc:  # any failure of the parser on hostile markup
         log.debug("page signals: unparsable page: %s", exc)
         return PageSignals(markers=markers)
