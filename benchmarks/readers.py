@@ -11,12 +11,14 @@ on pages already on disk (no network), for:
 - **today's path**: the date also searched for in the page text (htmldate with dateparser),
   trafilatura's whole metadata search (author, site name, categories, tags, licence too) and its
   own boilerplate expressions, every page's elements walked for its size, pysbd run on every
-  paragraph, the language identifier run on every page, and the page's signals with their
-  markers searched as written, case ignored, as before the cheaper text path;
+  paragraph, the language identifier run on every page, and the page's signals read from a
+  second parse of the page, their markers searched as written, case ignored, and every pattern
+  run on every page, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
   (:mod:`side.sources.discard`), readability not run where it cannot win trafilatura's comparison
-  (:mod:`side.sources.comparison`), a page's elements walked only when its markup could be too
+  (:mod:`side.sources.comparison`), two of trafilatura's copies of the tree that nothing reads
+  again not made (:mod:`side.sources.copies`), a page's elements walked only when its markup could be too
   large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
   may hold more than one sentence (:func:`side.text.is_one_sentence`), the language
   identifier asked only about pages with few English function words, and the page's signals
@@ -99,18 +101,19 @@ def pysbd_sentences(text: str, limit: int) -> tuple[str, ...]:
 def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     """Today's extraction: every element walked for the page's size, trafilatura's whole metadata
     search with the date also searched for in the text, trafilatura's own discard expressions and
-    its whole comparison with readability (``extract_html`` before)."""
+    its whole comparison with readability and all its copies of the tree (``extract_html`` before)."""
     import trafilatura
     from trafilatura.settings import set_date_params
     from trafilatura.utils import load_html
 
     from side.sources.comparison import library_comparison
+    from side.sources.copies import library_copies
     from side.sources.discard import library_rules
     from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _limit_tree
 
     tree = load_html(data)
     _limit_tree(tree, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
-    with library_rules(), library_comparison():
+    with library_rules(), library_comparison(), library_copies():
         doc = trafilatura.bare_extraction(tree, url=url, favor_precision=True, include_comments=False,
                                           include_tables=True, with_metadata=True,
                                           date_extraction_params=set_date_params(True))
@@ -159,7 +162,7 @@ def today_signals(data: bytes) -> PageSignals:
 
     with mock.patch.object(states, "find_markers", written_markers), \
             mock.patch.object(states, "find_phrases", every_phrase), \
-            mock.patch.object(states, "_visible_text", lambda: smart_visible_text), \
+            mock.patch.object(states, "_visible_strings", smart_visible_text), \
             mock.patch.object(states, "_squeeze", squeezed_by_pattern):
         return states.page_signals(data)
 

@@ -406,6 +406,12 @@ def test_every_marker_is_searched_in_lower_case_and_unsafe_patterns_are_not():
     ("a(bc|de)f|gh", ("a", "gh")),  # nor one in a group
     (r"(?<!\w)hello(?!\w)", ("hello",)),
     ("a|[bc]", None),  # an alternative with no sure literal: no precheck
+    ("[^]xyz]+q", ("q",)),  # "^]" opens a class holding "]"
+    ("[^])]abc|xyz", ("abc", "xyz")),
+    ("(?#[)abc|(xyz])def", None),  # syntax it does not read: no precheck
+    (r"\x41bc", None),
+    (r"(a)\1bc", None),
+    ("(?x)a b c", None),
 ])
 def test_required_literals_are_in_every_match(pattern, literals):
     """The strings find_markers looks for before it runs a pattern: one of them is in every
@@ -416,6 +422,32 @@ def test_required_literals_are_in_every_match(pattern, literals):
     texts = ["abc abbbc abccd aaaaaaaaaa x.y-z ab\tc a123zz bcde ]xy zw adef abcf gh hello aXc"]
     for match in (m.group(0) for text in texts for m in re.finditer(pattern, text)):
         assert literals is None or any(literal in match for literal in literals), (pattern, match)
+
+
+def test_required_literals_hold_on_random_patterns():
+    """Patterns put together at random from pieces of regular-expression syntax (classes that
+    open with ``]`` or ``^]``, groups, lookarounds, quantifiers, escapes, comments, flags),
+    searched in random texts: every match holds one of the literals found for its pattern."""
+    import re
+
+    pieces = ["a", "b", "ab", "x.", "[ab]", "[^]a]", "[]b]", "[^])]", "(a|b)", "(?:ab|c)", "a?", "b*", "c+",
+              "a{2}", "b{1,2}?", r"\.", ".", r"\s", r"\b", "|", "(?<!a)", "(?=b)", "(?#[)", "(?i)", r"\x61",
+              r"(b)\1", "^", "$", "]", "}", "{"]
+    alphabet = "abcx.] }{("
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(alphabet) for _ in range(40)) for _ in range(40)]
+    checked = 0
+    for _ in range(3000):
+        pattern = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        try:
+            compiled = re.compile(pattern)
+        except re.error:
+            continue
+        literals = required_literals(pattern)
+        for match in (m.group(0) for text in texts for m in compiled.finditer(text)):
+            assert literals is None or any(literal in match for literal in literals), (pattern, literals, match)
+            checked += literals is not None
+    assert checked > 1000
 
 
 def test_every_marker_has_literals_and_a_literal_alone_is_no_marker():

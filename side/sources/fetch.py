@@ -31,7 +31,7 @@ from urllib.parse import urljoin
 
 from side.config import FetchConfig, warn_without_contact
 from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
-from side.sources import comparison, discard
+from side.sources import comparison, copies, discard
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
 from side.sources.source import PageSignals, Source
@@ -180,7 +180,8 @@ def extract_html(
     Exposed separately so the extraction benchmark can compare modes on the same code path.
     A page of more than :data:`MAX_HTML_ELEMENTS` elements is cut first (see there).
     trafilatura's boilerplate rules run as :mod:`side.sources.discard` evaluates them, and its
-    comparison with readability is skipped where readability cannot win (:mod:`side.sources.comparison`).
+    comparison with readability is skipped where readability cannot win (:mod:`side.sources.comparison`),
+    and the two copies of the tree nothing reads again are not made (:mod:`side.sources.copies`).
     """
     from trafilatura.utils import load_html
 
@@ -198,6 +199,8 @@ def read_html(html: str | bytes, url: str | None = None) -> tuple[str, str, str,
     """
     from trafilatura.utils import decode_file, load_html
 
+    if not isinstance(html, (bytes, str)):  # as load_html refuses it
+        raise TypeError("incompatible input type", type(html))
     decoded = decode_file(html)  # what load_html would do first with the bytes
     tree = load_html(decoded)
     markup = signals_markup(html, decoded)
@@ -214,6 +217,7 @@ def _extract_tree(tree: Any, html: str | bytes, url: str | None, mode: str, exte
 
     discard.install()
     comparison.install()
+    copies.install()
     if tree is None:
         return "", "", ""
     cut = None if _is_small(html, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS) else \
@@ -221,15 +225,16 @@ def _extract_tree(tree: Any, html: str | bytes, url: str | None, mode: str, exte
     if cut:
         log.info("%s is too large to extract whole; extracting from its start (%s)", url or "page", cut)
     title, date, page_url = _title_and_date(tree, url, set_date_params(extensive_dates))
-    doc = trafilatura.bare_extraction(
-        tree,
-        url=url or page_url,
-        favor_recall=mode == "recall",
-        favor_precision=mode == "precision",
-        include_comments=False,
-        include_tables=True,
-        with_metadata=False,
-    )
+    with copies.owned(tree):  # nothing reads the tree after this
+        doc = trafilatura.bare_extraction(
+            tree,
+            url=url or page_url,
+            favor_recall=mode == "recall",
+            favor_precision=mode == "precision",
+            include_comments=False,
+            include_tables=True,
+            with_metadata=False,
+        )
     if doc is None:
         return "", "", ""
     text = getattr(doc, "text", None) or ""

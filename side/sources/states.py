@@ -419,7 +419,7 @@ def _alternatives(pattern: str) -> list[str]:
             in_class = char != "]"
         elif char == "[":
             in_class = True
-            n += 1 if pattern[n + 1:n + 2] in ("]", "^") else 0  # "[]..." and "[^]...": a literal "]"
+            n = _class_start(pattern, n)
         elif char in "()":
             depth += 1 if char == "(" else -1
         elif char == "|" and depth == 0:
@@ -474,7 +474,7 @@ def _skip_group(pattern: str, start: int) -> int:
                 return n + 1
         elif char == "[":
             in_class = True
-            n += 1 if pattern[n + 1:n + 2] in ("]", "^") else 0
+            n = _class_start(pattern, n)
         elif char == "(":
             depth += 1
         elif char == ")":
@@ -485,9 +485,25 @@ def _skip_group(pattern: str, start: int) -> int:
     return n
 
 
+def _class_start(pattern: str, start: int) -> int:
+    """The index of the last character of the opening of the class at ``start``: ``[``, ``[^``,
+    ``[]`` or ``[^]`` (a ``]`` first in a class is one of its characters, not its end)."""
+    n = start + 1 if pattern[start + 1:start + 2] == "^" else start
+    return n + 1 if pattern[n + 1:n + 2] == "]" else n
+
+
+#: What :func:`required_literals` does not read: an escape of a letter or digit other than a
+#: class or boundary (``\x41``, ``\101``, ``\1``, ``\N{...}``), and a parenthesis with ``?`` that is
+#: not a group, a lookahead or a lookbehind (``(?#...)``, ``(?x)``, ``(?i:...)``, ``(?P<name>...)``).
+_UNREAD = re.compile(r"\\[^sSwWdDbB\W]|\(\?(?![:=!]|<[=!])")
+
+
 def required_literals(pattern: str) -> tuple[str, ...] | None:
     """Strings of which every match of ``pattern`` contains one (one per top-level
-    alternative), or None where some alternative has none that is sure."""
+    alternative), or None where some alternative has none that is sure, or the pattern has
+    syntax this reading does not follow (:data:`_UNREAD`)."""
+    if _UNREAD.search(pattern):
+        return None
     literals = tuple(_longest_literal(alternative) for alternative in _alternatives(pattern))
     return literals if all(literals) else None
 
@@ -554,8 +570,11 @@ def find_markers(markup: str) -> tuple[str, ...]:
 def word_count(text: str) -> int:
     """Words of ``text``; a run of Chinese, Japanese, Thai, Lao, Khmer or Burmese counts one
     word per two characters (those scripts put no spaces between words)."""
+    tokens = _WORD.findall(text)
+    if not _UNSPACED.search(text):  # most pages: every token is one word
+        return len(tokens)
     count = 0
-    for token in _WORD.findall(text):
+    for token in tokens:
         count += max(1, len(token) // 2) if _UNSPACED.search(token) else 1
     return count
 
@@ -598,13 +617,10 @@ _VISIBLE = ("//body//text()[not(ancestor::script or ancestor::style or ancestor:
             "or ancestor::template)]")
 
 
-@cache
-def _visible_text() -> Any:
-    """:data:`_VISIBLE` compiled, giving plain strings (lxml's default "smart" strings, which
+def _visible_strings(tree: Any) -> list[str]:
+    """The text of :data:`_VISIBLE` as plain strings (lxml's default "smart" strings, which
     know their element, cost half the query on a real page)."""
-    from lxml import etree
-
-    return etree.XPath(_VISIBLE, smart_strings=False)
+    return list(tree.xpath(_VISIBLE, smart_strings=False))
 
 
 def _cut(text: str, limit: int) -> str:
@@ -671,7 +687,7 @@ def markup_signals(markup: str, tree: Any = UNPARSED) -> PageSignals:
                     refresh = match.group(2)[:500]
                 break
         noscript = _cut(" ".join(n.text_content() for n in tree.iter("noscript")), 500)
-        visible = _cut(" ".join(_visible_text()(tree)), MAX_VISIBLE_CHARS)
+        visible = _cut(" ".join(_visible_strings(tree)), MAX_VISIBLE_CHARS)
         return PageSignals(title=title, visible_words=word_count(visible), noscript=noscript,
                            empty_root=_empty_root(tree), refresh=refresh, markers=markers,
                            phrases=find_phrases(_normalize(visible))[:20], templates=len(_TEMPLATE.findall(visible)))
