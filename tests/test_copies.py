@@ -86,17 +86,32 @@ def test_a_callers_own_tree_is_still_copied(installed):
     assert tostring(tree) == before
 
 
-def test_read_html_hands_its_tree_over_once(installed, monkeypatch):
-    """read_html's tree is handed to trafilatura uncopied once; the copy trafilatura needs of
-    it later is made."""
-    page = ("<html><body><article><p>" + "Words of the article that say something long enough. " * 4
-            + "</p></article></body></html>")
-    made = counted(monkeypatch)
-    text = read_html(page)[0]
-    assert "Words of the article" in text
-    with copies.library_copies():
-        assert read_html(page)[0] == text
-    assert made[0] >= 1  # _prepare_tree's copies are still made, by copy.copy
+def fragment_pages() -> list[str]:
+    """Markup without ``<html>`` that trafilatura's parser reads as an element with a parent: the
+    body's only child, and the body itself (renamed ``div``); readability, which reads an
+    element's parent, returns the whole tree for both when it is left attached."""
+    items = ("First point, with details, and more details, about the topic at hand, really.",
+             "Second point, also long, with commas, and words, to make readability score it, somewhat, more.",
+             "Third point, on another list, of the same page, that carries, the text along.",
+             "Fourth point, closing, with a final remark, on everything said, so far.")
+    lists = "".join(f'<ul class="article"><li>{a}</li><li>{b}</li></ul>' for a, b in (items[:2], items[2:]))
+    return [f'<div class="comment"><p>Posted by admin</p>{lists}</div>',
+            f'<body class="sidebar"><p>Posted by admin</p>{lists}</body>']
+
+
+@pytest.mark.parametrize("mode", ["precision", "balanced", "recall"])
+def test_a_tree_with_a_parent_is_copied_as_trafilatura_does(installed, mode):
+    """A copy also cuts an element loose from its document: a tree with a parent is never
+    handed over, and such pages keep trafilatura's text."""
+    from trafilatura.utils import load_html
+
+    for page in fragment_pages():
+        assert load_html(page).getparent() is not None
+        with copies.library_copies():
+            theirs = extract_html(page, mode=mode)
+        assert extract_html(page, mode=mode) == theirs, page
+        if mode == "precision":  # Side's mode, and read_html's
+            assert read_html(page)[:3] == theirs and theirs[0] == "Posted by admin"
 
 
 def test_library_copies_puts_ours_back_and_unknown_code_is_left_alone(installed):

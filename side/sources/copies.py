@@ -12,7 +12,11 @@ them protect a tree that is never read again in the way Side extracts a page:
   raw tree, which the comparison prunes and readability reads, because its later stages (the
   baseline rescue, the recall retry) read the raw tree again. In precision mode neither runs,
   nor does anything else read the raw tree after the comparison, so it is handed over there.
-  (trafilatura's own tree: by then it is a fresh parse or the copy above.)
+
+A copy also cuts an element loose from its document, and readability reads an element's parent
+(it scores a paragraph's parent, and drops an element from it). trafilatura's parser gives an
+element with a parent for some markup (a fragment without ``<html>``: the body's only child, or
+the body itself renamed ``div``), so only a tree without a parent is handed over, in both places.
 
 Every page's text is the same (``tests/test_copies.py``: trafilatura's 110 test pages and the
 extraction benchmark's 181). :func:`install` puts both in place only over the code this was
@@ -47,12 +51,13 @@ _tried = False
 @contextmanager
 def owned(tree: Any) -> Iterator[None]:
     """Within the block, trafilatura's first copy of ``tree`` (``bare_extraction``'s) is
-    ``tree`` itself: the caller reads nothing of it afterwards."""
-    _local.owned = tree
+    ``tree`` itself, if it has no parent: the caller reads nothing of it afterwards."""
+    outer = getattr(_local, "owned", None)
+    _local.owned = tree if tree is not None and tree.getparent() is None else None
     try:
         yield
     finally:
-        _local.owned = None
+        _local.owned = outer
 
 
 def _copy(obj: Any) -> Any:
@@ -65,11 +70,12 @@ def _copy(obj: Any) -> Any:
 
 def _extract_and_compare(cleaned_tree: Any, cleaned_tree_backup: Any, tree: Any, options: Any) -> tuple[Any, str]:
     """trafilatura's ``_extract_and_compare``, handing the raw tree to the comparison uncopied
-    in precision mode (nothing reads it afterwards there)."""
+    in precision mode (nothing reads it afterwards there) where it has no parent."""
     core = _core()
     postbody, temp_text = core.extract_content(cleaned_tree, options)
     if not options.fast:
-        raw = tree if options.focus == "precision" else _copy_module.copy(tree)
+        uncopied = options.focus == "precision" and tree.getparent() is None
+        raw = tree if uncopied else _copy_module.copy(tree)
         postbody, temp_text = core.compare_extraction(cleaned_tree_backup, raw, postbody, temp_text, options)
     return postbody, temp_text
 
