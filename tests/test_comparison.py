@@ -108,7 +108,7 @@ def test_library_comparison_puts_the_wrappers_back_and_unknown_code_is_left_alon
         library = trafilatura.core.compare_extraction, trafilatura.external.try_readability
         assert library == (trafilatura.external.compare_extraction, comparison._originals["try_readability"])
         with pytest.MonkeyPatch.context() as patch:  # another trafilatura: nothing is put in
-            patch.setattr(comparison, "_tried", False)
+            patch.setattr(comparison._once, "tried", False)
             patch.setattr(comparison, "_originals", {})
             patch.setitem(comparison.KNOWN_SOURCES, "trafilatura.external", "0" * 64)
             assert not comparison.install()

@@ -125,7 +125,7 @@ def test_library_copies_puts_ours_back_and_unknown_code_is_left_alone(installed)
         assert library == (copies._originals["copy"], copies._originals["_extract_and_compare"])
         assert library[0] is copy.copy
         with pytest.MonkeyPatch.context() as patch:  # another trafilatura: nothing is put in
-            patch.setattr(copies, "_tried", False)
+            patch.setattr(copies._once, "tried", False)
             patch.setattr(copies, "_originals", {})
             patch.setattr(copies, "KNOWN_SOURCE", "0" * 64)
             assert not copies.install()

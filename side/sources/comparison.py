@@ -30,14 +30,14 @@ digest of its source); with any other version the comparison runs as trafilatura
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from side.sources.patches import Once, source_digest
 
 __all__ = ["install", "installed", "library_comparison", "readability_bound", "regrown_tags"]
 
@@ -57,11 +57,9 @@ HANDLED_TAGS = frozenset({"script", "style", "fencedframe", "iframe"})
 #: What :func:`readability_bound` answers for a page it cannot bound.
 UNBOUNDED = sys.maxsize
 
-_lock = threading.Lock()
 _local = threading.local()
 _originals: dict[str, Any] = {}
 _regrown: frozenset[str] = frozenset()
-_tried = False
 
 
 def regrown_tags() -> frozenset[str]:
@@ -122,19 +120,9 @@ def _try_readability(tree: Any) -> Any:
     return _originals["try_readability"](tree)
 
 
-def _digest(module: Any) -> str:
-    return hashlib.sha256(inspect.getsource(module).encode()).hexdigest()
-
-
 def install() -> bool:
     """Put the wrappers in trafilatura's places (once per process); says whether they are in."""
-    global _tried
-    if _tried:  # every page's extraction asks: no lock once it has been done
-        return installed()
-    with _lock:
-        if not _tried:
-            _tried = True
-            _install()
+    _once()
     return installed()
 
 
@@ -153,7 +141,8 @@ def _install() -> None:
     global _regrown
     core, external = _modules()
     try:
-        digests = {"trafilatura.external": _digest(external), "trafilatura.readability_lxml": _digest(readability)}
+        digests = {"trafilatura.external": source_digest(external),
+                   "trafilatura.readability_lxml": source_digest(readability)}
     except (OSError, TypeError) as exc:  # no source to read: a frozen install
         log.info("trafilatura's source cannot be read (%s); its comparison with readability runs as it is", exc)
         return
@@ -165,6 +154,9 @@ def _install() -> None:
     _originals["try_readability"] = external.try_readability
     core.compare_extraction = _compare_extraction
     external.try_readability = _try_readability
+
+
+_once = Once(_install)
 
 
 def installed() -> bool:
@@ -182,12 +174,12 @@ def library_comparison() -> Iterator[None]:
     if not _originals:
         yield
         return
-    with _lock:
+    with _once.lock:
         core.compare_extraction = _originals["compare_extraction"]
         external.try_readability = _originals["try_readability"]
     try:
         yield
     finally:
-        with _lock:
+        with _once.lock:
             core.compare_extraction = _compare_extraction
             external.try_readability = _try_readability

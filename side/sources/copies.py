@@ -27,13 +27,13 @@ any other version trafilatura copies as it does.
 from __future__ import annotations
 
 import copy as _copy_module
-import hashlib
-import inspect
 import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from side.sources.patches import Once, source_digest
 
 __all__ = ["install", "installed", "owned", "library_copies"]
 
@@ -42,10 +42,8 @@ log = logging.getLogger(__name__)
 #: SHA-256 of the source of trafilatura 2.3.1's ``trafilatura.core``.
 KNOWN_SOURCE = "a123aa052752d3dd1d5a1177ad37f03574456d08df1bcd2ec87971cf3f077825"
 
-_lock = threading.Lock()
 _local = threading.local()
 _originals: dict[str, Any] = {}
-_tried = False
 
 
 @contextmanager
@@ -86,26 +84,16 @@ def _core() -> Any:
     return core
 
 
-def _digest(module: Any) -> str:
-    return hashlib.sha256(inspect.getsource(module).encode()).hexdigest()
-
-
 def install() -> bool:
     """Put both in trafilatura's places (once per process); says whether they are in."""
-    global _tried
-    if _tried:  # every page's extraction asks: no lock once it has been done
-        return installed()
-    with _lock:
-        if not _tried:
-            _tried = True
-            _install()
+    _once()
     return installed()
 
 
 def _install() -> None:
     core = _core()
     try:
-        digest = _digest(core)
+        digest = source_digest(core)
     except (OSError, TypeError) as exc:  # no source to read: a frozen install
         log.info("trafilatura's source cannot be read (%s); it copies trees as it does", exc)
         return
@@ -116,6 +104,9 @@ def _install() -> None:
     _originals["_extract_and_compare"] = core._extract_and_compare
     core.copy = _copy
     core._extract_and_compare = _extract_and_compare
+
+
+_once = Once(_install)
 
 
 def installed() -> bool:
@@ -133,12 +124,12 @@ def library_copies() -> Iterator[None]:
     if not _originals:
         yield
         return
-    with _lock:
+    with _once.lock:
         core.copy = _originals["copy"]
         core._extract_and_compare = _originals["_extract_and_compare"]
     try:
         yield
     finally:
-        with _lock:
+        with _once.lock:
             core.copy = _copy
             core._extract_and_compare = _extract_and_compare

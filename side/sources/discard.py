@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from side.sources.patches import Once
 
 __all__ = ["install", "installed", "library_rules"]
 
@@ -86,10 +87,8 @@ KNOWN_ATTRIBUTES = 50_000
 #: ... each of at most this many characters of values (a few MB per rule at most).
 MAX_KEPT_CHARS = 200
 
-_lock = threading.Lock()
 #: (list name, place) -> trafilatura's own expression there, once installed.
 _originals: dict[tuple[str, int], Any] = {}
-_tried = False
 
 
 def _first(attributes: list[tuple[str, str]], one: str, other: str) -> str:
@@ -265,24 +264,25 @@ def install() -> bool:
     """Put the Python rules in the places of trafilatura's expressions (once; every caller of
     trafilatura in this process gets them). Says whether all of them are in place; an
     expression that is not the known one keeps its place."""
+    _once()
+    return installed()
+
+
+def _install() -> None:
     from trafilatura import xpaths
 
-    global _tried
-    if _tried:  # every page's extraction asks: no lock once it has been done
-        return installed()
-    with _lock:
-        if not _tried:
-            _tried = True
-            for name, index, template, kind in _PLACES:
-                expressions = getattr(xpaths, name, [])
-                expression = expressions[index] if isinstance(expressions, list) and len(expressions) > index else None
-                rule = _rule(template, kind, expression)
-                if rule is None:
-                    log.info("trafilatura's %s[%d] is not the known expression; it stays as it is", name, index)
-                    continue
-                _originals[(name, index)] = expression
-                expressions[index] = rule  # the list object every trafilatura module imported
-    return installed()
+    for name, index, template, kind in _PLACES:
+        expressions = getattr(xpaths, name, [])
+        expression = expressions[index] if isinstance(expressions, list) and len(expressions) > index else None
+        rule = _rule(template, kind, expression)
+        if rule is None:
+            log.info("trafilatura's %s[%d] is not the known expression; it stays as it is", name, index)
+            continue
+        _originals[(name, index)] = expression
+        expressions[index] = rule  # the list object every trafilatura module imported
+
+
+_once = Once(_install)
 
 
 def installed() -> bool:
@@ -298,7 +298,7 @@ def library_rules() -> Iterator[None]:
     from trafilatura import xpaths
 
     install()
-    with _lock:
+    with _once.lock:
         rules = {}
         for (name, index), expression in _originals.items():
             rules[(name, index)] = getattr(xpaths, name)[index]
@@ -306,6 +306,6 @@ def library_rules() -> Iterator[None]:
     try:
         yield
     finally:
-        with _lock:
+        with _once.lock:
             for (name, index), rule in rules.items():
                 getattr(xpaths, name)[index] = rule

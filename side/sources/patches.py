@@ -1,0 +1,36 @@
+"""What Side's replacements of trafilatura's code (:mod:`side.sources.discard`,
+:mod:`side.sources.comparison`, :mod:`side.sources.copies`) share: each goes in once per
+process, from whichever extraction asks first, and only over the code it was argued from."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Once", "source_digest"]
+
+
+class Once:
+    """Runs ``setup`` the first time it is called, in any thread; every page's extraction calls
+    it, so once it has run no lock is taken. ``lock`` also guards putting things back."""
+
+    def __init__(self, setup: Callable[[], None]) -> None:
+        self._setup = setup
+        self.lock = threading.Lock()
+        self.tried = False
+
+    def __call__(self) -> None:
+        if self.tried:
+            return
+        with self.lock:
+            if not self.tried:
+                self.tried = True
+                self._setup()
+
+
+def source_digest(module: Any) -> str:
+    """SHA-256 of a module's source, to tell the code a replacement was argued from."""
+    return hashlib.sha256(inspect.getsource(module).encode()).hexdigest()
