@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -408,25 +408,38 @@ def lowerable(pattern: str) -> bool:
     return pattern.isascii() and _NOT_LOWERABLE.search(pattern) is None
 
 
-def _alternatives(pattern: str) -> list[str]:
-    """``pattern`` split at its top-level ``|`` (not inside a group, a class or after ``\\``)."""
-    parts, start, depth, in_class, n = [], 0, 0, False, 0
+def _items(pattern: str, start: int = 0) -> Iterator[tuple[int, int, int]]:
+    """(start, end, depth) of each item of ``pattern`` from ``start``: an escape, a whole class,
+    or one character; depth is how many groups are open before the item."""
+    depth, n = 0, start
     while n < len(pattern):
         char = pattern[n]
-        if char == "\\":
-            n += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            n = _class_start(pattern, n)
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:n])
-            start = n + 1
-        n += 1
-    return [*parts, pattern[start:]]
+        end = n + 2 if char == "\\" else _class_end(pattern, n) if char == "[" else n + 1
+        yield n, end, depth
+        depth += (char == "(") - (char == ")")
+        n = end
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index just past the class that opens at ``start`` (``[``, ``[^``, ``[]`` and ``[^]``
+    open a class: a ``]`` first in it is one of its characters, not its end)."""
+    n = start + 1 if pattern[start + 1:start + 2] == "^" else start
+    n += 2 if pattern[n + 1:n + 2] == "]" else 1
+    while n < len(pattern):
+        if pattern[n] == "]":
+            return n + 1
+        n += 2 if pattern[n] == "\\" else 1
+    return n
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|`` (not inside a group, a class or after ``\\``)."""
+    parts, begin = [], 0
+    for n, _end, depth in _items(pattern):
+        if pattern[n] == "|" and depth == 0:
+            parts.append(pattern[begin:n])
+            begin = n + 1
+    return [*parts, pattern[begin:]]
 
 
 def _longest_literal(alternative: str) -> str:
@@ -463,33 +476,12 @@ def _longest_literal(alternative: str) -> str:
 
 def _skip_group(pattern: str, start: int) -> int:
     """The index just past the group or class that opens at ``start``."""
-    depth, in_class, n = 0, False, start
-    while n < len(pattern):
-        char = pattern[n]
-        if char == "\\":
-            n += 1
-        elif in_class:
-            in_class = char != "]"
-            if not in_class and depth == 0:
-                return n + 1
-        elif char == "[":
-            in_class = True
-            n = _class_start(pattern, n)
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return n + 1
-        n += 1
-    return n
-
-
-def _class_start(pattern: str, start: int) -> int:
-    """The index of the last character of the opening of the class at ``start``: ``[``, ``[^``,
-    ``[]`` or ``[^]`` (a ``]`` first in a class is one of its characters, not its end)."""
-    n = start + 1 if pattern[start + 1:start + 2] == "^" else start
-    return n + 1 if pattern[n + 1:n + 2] == "]" else n
+    if pattern[start] == "[":
+        return _class_end(pattern, start)
+    for n, end, depth in _items(pattern, start):
+        if pattern[n] == ")" and depth == 1:
+            return end
+    return len(pattern)
 
 
 #: What :func:`required_literals` does not read: an escape of a letter or digit other than a
