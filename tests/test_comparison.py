@@ -68,6 +68,39 @@ def test_real_pages_extract_the_same_text_and_readability_stays_within_its_bound
     assert runs["theirs"] == len(pages) and 0 < runs["ours"] < runs["theirs"]
 
 
+def test_pruning_never_raises_the_bound_and_is_left_out_where_readability_cannot_win(installed):
+    """In precision mode trafilatura prunes the raw tree for readability alone. Pruning removes
+    elements and keeps their tails, so on real pages the bound after it is never above the bound
+    before (what leaving both out rests on); it is left out on some pages, not all, and the
+    text is the same (the test above)."""
+    from copy import deepcopy
+
+    from trafilatura.utils import load_html
+    from trafilatura.xpaths import OVERALL_DISCARD_XPATH
+
+    library = comparison._originals["prune_unwanted_nodes"]
+    pages = real_pages()
+    raised = []
+    for n, page in enumerate(pages):
+        tree = load_html(page)
+        before = comparison.readability_bound(tree)
+        after = comparison.readability_bound(library(deepcopy(tree), OVERALL_DISCARD_XPATH))
+        if after > before:
+            raised.append((n, before, after))
+    assert not raised
+    pruned = []
+
+    def counted(tree, nodelist, with_backup=False):
+        pruned.append(tree)
+        return library(tree, nodelist, with_backup)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(comparison._originals, "prune_unwanted_nodes", counted)
+        for page in pages:
+            extract_html(page, url="http://127.0.0.1/page")
+    assert 0 < len(pruned) < len(pages)
+
+
 def test_the_bound_counts_what_readability_adds_to_a_video_frame(installed):
     """readability writes VIDEO into an iframe of a video it keeps: text the page does not have."""
     from trafilatura.utils import load_html
@@ -105,6 +138,7 @@ def test_library_comparison_puts_the_wrappers_back_and_unknown_code_is_left_alon
 
     wrappers = trafilatura.core.compare_extraction, trafilatura.external.try_readability
     with comparison.library_comparison():
+        assert trafilatura.external.prune_unwanted_nodes is comparison._originals["prune_unwanted_nodes"]
         library = trafilatura.core.compare_extraction, trafilatura.external.try_readability
         assert library == (trafilatura.external.compare_extraction, comparison._originals["try_readability"])
         with pytest.MonkeyPatch.context() as patch:  # another trafilatura: nothing is put in
@@ -115,3 +149,4 @@ def test_library_comparison_puts_the_wrappers_back_and_unknown_code_is_left_alon
             assert (trafilatura.core.compare_extraction, trafilatura.external.try_readability) == library
     assert (trafilatura.core.compare_extraction, trafilatura.external.try_readability) == wrappers
     assert wrappers[0] is comparison._compare_extraction and comparison.install()
+    assert trafilatura.external.prune_unwanted_nodes is comparison._prune_unwanted_nodes

@@ -491,6 +491,20 @@ def test_white_space_is_squeezed_as_the_pattern_did():
     assert _squeeze(text) == re.sub(r"\s+", " ", text).strip() == "a b\u200bc d"
 
 
+@pytest.mark.parametrize("text", [
+    "plain ASCII, nothing to change",
+    "\u201cQuoted\u201d, it\u2019s \u2018so\u2019\u00a0\u2026 and\u2026\u2026 more",
+    "caf\u00e9 \u2019\u2019 \u4e2d\u6587 \U0001f600 \u2026",  # one-, two- and four-byte text
+    "\u2026\u2019\u201c",
+    "",
+])
+def test_typeset_characters_become_plain_as_a_translation_table_makes_them(text):
+    """_plain replaces character by character as str.translate with the same table."""
+    from side.sources.states import _QUOTES, _plain
+
+    assert _plain(text) == text.translate(str.maketrans(dict(_QUOTES)))
+
+
 def read_separately(html: str | bytes) -> tuple[str, str, str, PageSignals]:
     """What read_html must give: the text as extract_html gives it and the signals as page_signals
     reads them, each parsing the page itself."""

@@ -23,7 +23,16 @@ extraction, and on most article pages it cannot win:
 :func:`install` wraps trafilatura's ``compare_extraction`` and ``try_readability``: on such a
 page readability is not run and answers with an empty tree, which trafilatura reads as "keep
 your own" (``len_algo == 0``); everything after it (the jusText rescue of a short or unclean
-text) runs as before, so every page's text is the same. The wrappers go in only where
+text) runs as before, so every page's text is the same.
+
+In precision mode (Side's), ``compare_extraction`` first prunes the raw tree with the
+boilerplate rules, for readability alone (nothing reads that tree afterwards): a tenth of a
+real page's preparation. Pruning removes elements and keeps their tails, so it can only lower
+the bound (less text outside scripts and styles, fewer iframes, no new raw-text element). Where
+the bound of the raw tree as it comes is already within the limit, readability cannot win after
+the pruning either, and the pruning is skipped with it (the wrapper of ``external``'s
+``prune_unwanted_nodes`` leaves that one tree as it is); elsewhere the bound is taken again
+after the pruning, as before. The wrappers go in only where
 trafilatura's code is the code this reasoning was made for (trafilatura 2.3.1's, checked by a
 digest of its source); with any other version the comparison runs as trafilatura has it.
 """
@@ -57,6 +66,8 @@ HANDLED_TAGS = frozenset({"script", "style", "fencedframe", "iframe"})
 #: What :func:`readability_bound` answers for a page it cannot bound.
 UNBOUNDED = sys.maxsize
 
+#: Per thread, while ``compare_extraction`` runs: the length readability's text must pass
+#: (``limit``) and the raw tree it will not read (``unread``).
 _local = threading.local()
 _originals: dict[str, Any] = {}
 _regrown: frozenset[str] = frozenset()
@@ -102,18 +113,31 @@ def _own_text_holds(body: Any, text: str, options: Any) -> bool:
 
 def _compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: str, options: Any) -> Any:
     """trafilatura's ``compare_extraction``, telling :func:`_try_readability` how long a text
-    readability would need to win."""
-    _local.limit = 2 * len(text) if _own_text_holds(body, text, options) else None
+    readability would need to win, and :func:`_prune_unwanted_nodes` which raw tree readability
+    will not read (one whose bound is within that length before any pruning)."""
+    limit = 2 * len(text) if _own_text_holds(body, text, options) else None
+    _local.limit = limit
+    _local.unread = raw_tree if limit is not None and readability_bound(raw_tree) <= limit else None
     try:
         return _originals["compare_extraction"](cleaned_tree, raw_tree, body, text, options)
     finally:
-        _local.limit = None
+        _local.limit = _local.unread = None
+
+
+def _prune_unwanted_nodes(tree: Any, nodelist: Any, with_backup: bool = False) -> Any:
+    """trafilatura's ``prune_unwanted_nodes`` in ``external`` (the raw tree's pruning for
+    readability), left out on the raw tree readability will not read."""
+    if tree is not None and tree is getattr(_local, "unread", None):
+        return tree
+    return _originals["prune_unwanted_nodes"](tree, nodelist, with_backup)
 
 
 def _try_readability(tree: Any) -> Any:
     """trafilatura's ``try_readability``, or an empty tree where readability cannot win."""
     from lxml.html import HtmlElement
 
+    if tree is not None and tree is getattr(_local, "unread", None):
+        return HtmlElement()
     limit = getattr(_local, "limit", None)
     if limit is not None and readability_bound(tree) <= limit:
         return HtmlElement()
@@ -152,8 +176,10 @@ def _install() -> None:
     _regrown = regrown_tags()
     _originals["compare_extraction"] = external.compare_extraction
     _originals["try_readability"] = external.try_readability
+    _originals["prune_unwanted_nodes"] = external.prune_unwanted_nodes
     core.compare_extraction = _compare_extraction
     external.try_readability = _try_readability
+    external.prune_unwanted_nodes = _prune_unwanted_nodes
 
 
 _once = Once(_install)
@@ -177,9 +203,11 @@ def library_comparison() -> Iterator[None]:
     with _once.lock:
         core.compare_extraction = _originals["compare_extraction"]
         external.try_readability = _originals["try_readability"]
+        external.prune_unwanted_nodes = _originals["prune_unwanted_nodes"]
     try:
         yield
     finally:
         with _once.lock:
             core.compare_extraction = _compare_extraction
             external.try_readability = _try_readability
+            external.prune_unwanted_nodes = _prune_unwanted_nodes
