@@ -12,19 +12,22 @@ on pages already on disk (no network), for:
   trafilatura's whole metadata search (author, site name, categories, tags, licence too) and its
   own boilerplate expressions, every page's elements walked for its size, pysbd run on every
   paragraph, the language identifier run on every page, and the page's signals read from a
-  second parse of the page, their markers searched as written, case ignored, and every pattern
-  run on every page, as before the cheaper text path;
+  second parse of the page, their markers searched as written, case ignored, every pattern
+  run on every page (each wall's on every sentence), and quotes made plain by ``str.translate``,
+  as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
-  (:mod:`side.sources.discard`), readability not run where it cannot win trafilatura's comparison
-  (:mod:`side.sources.comparison`), two of trafilatura's copies of the tree that nothing reads
-  again not made (:mod:`side.sources.copies`), a page's elements walked only when its markup could be too
-  large, Bling Fire's sentence splitter (:func:`side.text.split_sentences`) where a paragraph
-  may hold more than one sentence (:func:`side.text.is_one_sentence`), the language
-  identifier asked only about pages with few English function words, and the page's signals
-  read from the tree its text is extracted from (:func:`side.sources.fetch.read_html`: one
-  parse), with their markers and phrases searched for only where a string each must contain is
-  there (:func:`side.sources.states.find_markers`, :func:`side.sources.states.find_phrases`).
+  (:mod:`side.sources.discard`), readability and the raw tree's pruning for it not run where
+  readability cannot win trafilatura's comparison (:mod:`side.sources.comparison`), two of
+  trafilatura's copies of the tree that nothing reads again not made (:mod:`side.sources.copies`),
+  a page's elements walked only when its markup could be too large, Bling Fire's sentence splitter
+  (:func:`side.text.split_sentences`) where a paragraph may hold more than one sentence
+  (:func:`side.text.is_one_sentence`), the language identifier asked only about pages with few
+  English function words, and the page's signals read from the tree its text is extracted from
+  (:func:`side.sources.fetch.read_html`: one parse), with their markers and phrases searched for
+  only where a string each must contain is there (:func:`side.sources.states.find_markers`,
+  :func:`side.sources.states.find_phrases`; a wall's pattern on a page's sentences only where they
+  hold one of its phrases).
 
 Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
 so other processes on the host do not count), on how many pages both gave the same title (one
@@ -152,10 +155,18 @@ def squeezed_by_pattern(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def translated(text: str) -> str:
+    """Today's plain quotes: ``str.translate`` with the table of
+    :data:`side.sources.states._QUOTES` (:func:`side.sources.states._plain` before)."""
+    from side.sources.states import _QUOTES
+
+    return text.translate(str.maketrans(dict(_QUOTES)))
+
+
 def today_signals(data: bytes) -> PageSignals:
     """Today's :func:`side.sources.states.page_signals`: a second parse of the page, with
-    :func:`written_markers`, :func:`every_phrase`, :func:`smart_visible_text` and
-    :func:`squeezed_by_pattern`."""
+    :func:`written_markers`, :func:`every_phrase`, :func:`smart_visible_text`,
+    :func:`squeezed_by_pattern` and :func:`translated`."""
     from unittest import mock
 
     from side.sources import states
@@ -163,8 +174,22 @@ def today_signals(data: bytes) -> PageSignals:
     with mock.patch.object(states, "find_markers", written_markers), \
             mock.patch.object(states, "find_phrases", every_phrase), \
             mock.patch.object(states, "_visible_strings", smart_visible_text), \
-            mock.patch.object(states, "_squeeze", squeezed_by_pattern):
+            mock.patch.object(states, "_squeeze", squeezed_by_pattern), \
+            mock.patch.object(states, "_plain", translated):
         return states.page_signals(data)
+
+
+def today_checkable(source: Any) -> Any:
+    """Today's :func:`side.pipeline.checkable`: quotes made plain by :func:`translated`, and each
+    wall's pattern run on every sentence (no :meth:`side.sources.states._Sentences.may_hold`)."""
+    from unittest import mock
+
+    from side.pipeline import checkable
+    from side.sources import states
+
+    with mock.patch.object(states, "_plain", translated), \
+            mock.patch.object(states._Sentences, "may_hold", lambda _self, _phrases: True):
+        return checkable(source)
 
 
 def time_signals(pages: list[Page], repeat: int) -> None:
@@ -209,8 +234,9 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
         sentences = (tuple(split_sentences(text, MAX_SENTENCES)) if cheaper
                      else pysbd_sentences(text, MAX_SENTENCES))
         try:
-            checkable(Source(f"http://127.0.0.1/{n}", f"http://127.0.0.1/{n}", title, date, text, "text/html",
-                             sentences, page=signals))
+            (checkable if cheaper else today_checkable)(Source(
+                f"http://127.0.0.1/{n}", f"http://127.0.0.1/{n}", title, date, text, "text/html", sentences,
+                page=signals))
         except SourceFetchError:
             pass
         if not cheaper:  # before, every page went through the identifier, English or not

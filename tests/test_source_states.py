@@ -505,6 +505,23 @@ def test_typeset_characters_become_plain_as_a_translation_table_makes_them(text)
     assert _plain(text) == text.translate(str.maketrans(dict(_QUOTES)))
 
 
+def test_a_walls_sentences_are_searched_only_where_one_holds_a_phrase_of_it():
+    """_Sentences.may_hold is true wherever the wall's pattern matches a sentence (each phrase of
+    each wall, written in capitals and curly quotes), and false on sentences without them, line
+    breaks included."""
+    from side.sources.states import _rule_phrases, _Sentences, _wall_patterns
+
+    plain = ["Nothing of the kind here.", "Another sentence,\nacross a line break."]
+    for rule, pattern, _titles in _wall_patterns():
+        for phrase in rule.phrases:
+            sentences = _Sentences(plain + [f"Then \u201c{phrase.upper()}\u201d, it said."])
+            assert any(pattern.search(normal) for _sentence, normal in sentences.normalized()), phrase
+            assert sentences.may_hold(_rule_phrases(rule)), phrase
+        sentences = _Sentences(plain)
+        assert not sentences.may_hold(_rule_phrases(rule))
+        assert not any(pattern.search(normal) for _sentence, normal in sentences.normalized())
+
+
 def read_separately(html: str | bytes) -> tuple[str, str, str, PageSignals]:
     """What read_html must give: the text as extract_html gives it and the signals as page_signals
     reads them, each parsing the page itself."""

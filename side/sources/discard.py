@@ -119,10 +119,12 @@ class _Rule:
         return self.patterns[index].search(value) is not None
 
     def __call__(self, tree: Any) -> list[Any]:
-        elements = tree.iter(*self.tags) if self.tags else tree.iterdescendants()
-        # .//*: elements below the tree, not comments or processing instructions
-        return [element for element in elements
-                if element is not tree and isinstance(element.tag, str) and self.matches(element)]
+        from lxml.etree import Element
+
+        # .//*: elements below the tree (Element as the tag: not comments or processing instructions)
+        elements = tree.iterdescendants(*self.tags) if self.tags else tree.iterdescendants(Element)
+        matches = self.matches
+        return [element for element in elements if matches(element)]
 
     def matches(self, element: Any) -> bool:
         raise NotImplementedError
@@ -143,14 +145,17 @@ class _ByAttributes(_Rule):
         self.known: dict[tuple[tuple[str, str], ...], bool] = {}
 
     def matches(self, element: Any) -> bool:
-        attributes = [(name, value) for name, value in element.items() if name in self.reads]
-        if not attributes:
+        items = element.items()
+        if not items:  # most elements of a page: no list to filter
             return self.bare
-        key = tuple(attributes)
+        reads = self.reads
+        key = tuple([item for item in items if item[0] in reads])
+        if not key:
+            return self.bare
         answer = self.known.get(key)
         if answer is None:
-            answer = self.selects(attributes)
-            if sum(len(value) for _, value in attributes) <= MAX_KEPT_CHARS:  # not a page's long inline style
+            answer = self.selects(list(key))
+            if sum(len(value) for _, value in key) <= MAX_KEPT_CHARS:  # not a page's long inline style
                 if len(self.known) >= KNOWN_ATTRIBUTES:  # kept bounded over a reader's many pages
                     self.known.clear()
                 self.known[key] = answer

@@ -385,6 +385,12 @@ def _wall_patterns() -> tuple[tuple[WallRule, re.Pattern[str], tuple[re.Pattern[
 
 
 @cache
+def _rule_phrases(rule: WallRule) -> tuple[str, ...]:
+    """``rule``'s phrases, normalised: the alternatives of its pattern."""
+    return tuple(sorted({_normalize(p) for p in rule.phrases}))
+
+
+@cache
 def _all_phrases() -> re.Pattern[str]:
     return _phrase_pattern([p for rule in WALLS for p in rule.phrases] + list(JS_PHRASES))
 
@@ -717,12 +723,23 @@ class _Sentences:
     def __init__(self, sentences: list[str]) -> None:
         self._sentences = sentences
         self._normalized: list[tuple[str, str]] | None = None
+        self._joined: str | None = None
 
     def normalized(self) -> list[tuple[str, str]]:
         """Each sentence and its normalised form."""
         if self._normalized is None:
             self._normalized = [(s, _normalize(s)) for s in self._sentences]
         return self._normalized
+
+    def may_hold(self, phrases: tuple[str, ...]) -> bool:
+        """Whether some normalised sentence holds one of ``phrases`` (normalised) as a substring:
+        where none does, no sentence matches their pattern, and the pattern need not run on
+        each sentence (a wall's search through every sentence was a quarter of a real page's
+        assessment). A normalised sentence has no line break, so a phrase found in the
+        sentences joined by line breaks lies within one of them."""
+        if self._joined is None:
+            self._joined = "\n".join(normal for _sentence, normal in self.normalized())
+        return any(phrase in self._joined for phrase in phrases)
 
 
 def _wall(rule: WallRule, phrases: re.Pattern[str], titles: tuple[re.Pattern[str], ...], text: str,
@@ -745,7 +762,7 @@ def _wall(rule: WallRule, phrases: re.Pattern[str], titles: tuple[re.Pattern[str
             for phrase in signals.phrases:
                 if phrases.fullmatch(phrase):
                     return _found(rule.state, f'"{phrase}" on the page')
-    if rule.max_words <= words < SHARE_MAX_WORDS:
+    if rule.max_words <= words < SHARE_MAX_WORDS and sentences.may_hold(_rule_phrases(rule)):
         hits = [(m.group(0), word_count(s)) for s, normal in sentences.normalized() if (m := phrases.search(normal))]
         share = sum(n for _phrase, n in hits) / words
         if hits and share >= WALL_SHARE:
