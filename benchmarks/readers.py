@@ -13,13 +13,14 @@ on pages already on disk (no network), for:
   own boilerplate expressions, every page's elements walked for its size, pysbd run on every
   paragraph, the language identifier run on every page, and the page's signals read from a
   second parse of the page, their markers searched as written, case ignored, every pattern
-  run on every page (each wall's on every sentence), and quotes made plain by ``str.translate``,
-  as before the cheaper text path;
+  run on every page (each wall's on every sentence), quotes made plain by ``str.translate``, and
+  every page's markup scanned for characters XML cannot hold, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
   (:mod:`side.sources.discard`), readability and the raw tree's pruning for it not run where
   readability cannot win trafilatura's comparison (:mod:`side.sources.comparison`), two of
   trafilatura's copies of the tree that nothing reads again not made (:mod:`side.sources.copies`),
+  markup scanned for characters XML cannot hold only where it has one (:mod:`side.sources.xmlchars`),
   a page's elements walked only when its markup could be too large, Bling Fire's sentence splitter
   (:func:`side.text.split_sentences`) where a paragraph may hold more than one sentence
   (:func:`side.text.is_one_sentence`), the language identifier asked only about pages with few
@@ -104,7 +105,8 @@ def pysbd_sentences(text: str, limit: int) -> tuple[str, ...]:
 def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     """Today's extraction: every element walked for the page's size, trafilatura's whole metadata
     search with the date also searched for in the text, trafilatura's own discard expressions and
-    its whole comparison with readability and all its copies of the tree (``extract_html`` before)."""
+    its whole comparison with readability and all its copies of the tree, and its scan for
+    characters XML cannot hold on every page (``extract_html`` before)."""
     import trafilatura
     from trafilatura.settings import set_date_params
     from trafilatura.utils import load_html
@@ -113,8 +115,10 @@ def today_extract(data: bytes, url: str) -> tuple[str, str, str]:
     from side.sources.copies import library_copies
     from side.sources.discard import library_rules
     from side.sources.fetch import MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS, _limit_tree
+    from side.sources.xmlchars import library_removal
 
-    tree = load_html(data)
+    with library_removal():
+        tree = load_html(data)
     _limit_tree(tree, MAX_HTML_ELEMENTS, MAX_HTML_TEXT_CHARS)
     with library_rules(), library_comparison(), library_copies():
         doc = trafilatura.bare_extraction(tree, url=url, favor_precision=True, include_comments=False,
@@ -166,12 +170,14 @@ def translated(text: str) -> str:
 def today_signals(data: bytes) -> PageSignals:
     """Today's :func:`side.sources.states.page_signals`: a second parse of the page, with
     :func:`written_markers`, :func:`every_phrase`, :func:`smart_visible_text`,
-    :func:`squeezed_by_pattern` and :func:`translated`."""
+    :func:`squeezed_by_pattern` and :func:`translated`, and trafilatura's scan for characters
+    XML cannot hold on every page."""
     from unittest import mock
 
     from side.sources import states
+    from side.sources.xmlchars import library_removal
 
-    with mock.patch.object(states, "find_markers", written_markers), \
+    with library_removal(), mock.patch.object(states, "find_markers", written_markers), \
             mock.patch.object(states, "find_phrases", every_phrase), \
             mock.patch.object(states, "_visible_strings", smart_visible_text), \
             mock.patch.object(states, "_squeeze", squeezed_by_pattern), \

@@ -31,7 +31,7 @@ from urllib.parse import urljoin
 
 from side.config import FetchConfig, warn_without_contact
 from side.errors import CannotCheckError, SourceFetchError, UnreadableContentError, UnsupportedContentError
-from side.sources import comparison, copies, discard
+from side.sources import comparison, copies, discard, xmlchars
 from side.sources.deadline import Deadline
 from side.sources.netguard import AllowList, check_url, guarded_session
 from side.sources.source import PageSignals, Source
@@ -181,14 +181,14 @@ def extract_html(
     A page of more than :data:`MAX_HTML_ELEMENTS` elements is cut first (see there).
     trafilatura's boilerplate rules run as :mod:`side.sources.discard` evaluates them, and its
     comparison with readability is skipped where readability cannot win (:mod:`side.sources.comparison`),
-    and the two copies of the tree nothing reads again are not made (:mod:`side.sources.copies`).
+    and the two copies of the tree nothing reads again are not made (:mod:`side.sources.copies`);
+    the markup is searched for characters XML cannot hold only where it has one
+    (:mod:`side.sources.xmlchars`).
     """
-    from trafilatura.utils import load_html
-
     if mode not in {"recall", "precision", "balanced"}:
         raise ValueError(f"unknown extraction mode {mode!r}")
     # trafilatura's own parser: the same tree it would build itself
-    return _extract_tree(load_html(html), html, url, mode, extensive_dates)
+    return _extract_tree(xmlchars.load_html(html), html, url, mode, extensive_dates)
 
 
 def read_html(html: str | bytes, url: str | None = None) -> tuple[str, str, str, PageSignals]:
@@ -197,12 +197,12 @@ def read_html(html: str | bytes, url: str | None = None) -> tuple[str, str, str,
     :data:`~side.sources.states.MAX_SIGNAL_CHARS` characters): the second parse was a sixth of
     a reader's time on a real page. The signals are read first: the extraction may cut the tree.
     """
-    from trafilatura.utils import decode_file, load_html
+    from trafilatura.utils import decode_file
 
     if not isinstance(html, (bytes, str)):  # as load_html refuses it
         raise TypeError("incompatible input type", type(html))
     decoded = decode_file(html)  # what load_html would do first with the bytes
-    tree = load_html(decoded)
+    tree = xmlchars.load_html(decoded)
     markup = signals_markup(html, decoded)
     signals = markup_signals(markup, tree) if markup is not None else page_signals(html)
     return (*_extract_tree(tree, html, url, HTML_EXTRACTION_MODE, EXTENSIVE_DATE_SEARCH), signals)

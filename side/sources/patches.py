@@ -1,5 +1,5 @@
 """What Side's replacements of trafilatura's code (:mod:`side.sources.discard`,
-:mod:`side.sources.comparison`, :mod:`side.sources.copies`) share: each goes in once per
+:mod:`side.sources.comparison`, :mod:`side.sources.copies`, :mod:`side.sources.xmlchars`) share: each goes in once per
 process, from whichever extraction asks first, and only over the code it was argued from."""
 
 from __future__ import annotations

@@ -680,7 +680,7 @@ def signals_markup(html: str | bytes, decoded: str) -> str | None:
 def markup_signals(markup: str, tree: Any = UNPARSED) -> PageSignals:
     """:class:`PageSignals` of decoded ``markup``; ``tree``, if given, is what trafilatura's
     ``load_html`` makes of it (None where it refuses the markup), read and left unchanged."""
-    from trafilatura.utils import load_html
+    from side.sources.xmlchars import load_html
 
     markers = find_markers(markup)
     try:
