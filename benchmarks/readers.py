@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import gzip
 import html
 import pstats
@@ -159,12 +160,17 @@ def squeezed_by_pattern(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def translated(text: str) -> str:
-    """Today's plain quotes: ``str.translate`` with the table of
-    :data:`side.sources.states._QUOTES` (:func:`side.sources.states._plain` before)."""
+@functools.cache
+def _quotes_table() -> dict[int, str]:
     from side.sources.states import _QUOTES
 
-    return text.translate(str.maketrans(dict(_QUOTES)))
+    return str.maketrans(dict(_QUOTES))
+
+
+def translated(text: str) -> str:
+    """Today's plain quotes: ``str.translate`` with the table of
+    :data:`side.sources.states._QUOTES`, made once (:func:`side.sources.states._plain` before)."""
+    return text.translate(_quotes_table())
 
 
 def today_signals(data: bytes) -> PageSignals:

@@ -52,11 +52,14 @@ __all__ = ["install", "installed", "library_comparison", "readability_bound", "r
 
 log = logging.getLogger(__name__)
 
-#: SHA-256 of the source of trafilatura 2.3.1's ``trafilatura.external`` and
-#: ``trafilatura.readability_lxml``, the code the bound above is argued from.
+#: SHA-256 of the source of the trafilatura 2.3.1 modules the bound above is argued from: the
+#: comparison and readability, and the pruning of the raw tree (``prune_unwanted_nodes``,
+#: ``delete_element``) that can only lower it.
 KNOWN_SOURCES = {
     "trafilatura.external": "5f57921dc1724ab44c61523472801eef03bceb76ad3dc09e207eea7ed31ecfa8",
     "trafilatura.readability_lxml": "d308e782a00344fd8548cfcafd3a4d5d5b2a77846d78651d5c7dde4785d7cba1",
+    "trafilatura.htmlprocessing": "321b9f064ef0f27e2a1d6601fe7f150f54a69ad059f016def843d7886e19f100",
+    "trafilatura.xml": "5169b63f284e9f10095c717c1d008b1508fcf7a2a55fd876b2c4b2067a799098",
 }
 #: What readability adds to a video ``iframe`` it keeps.
 IFRAME_TEXT = len("VIDEO")
@@ -115,10 +118,10 @@ def _compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: str, 
     """trafilatura's ``compare_extraction``, telling :func:`_try_readability` how long a text
     readability would need to win, and :func:`_prune_unwanted_nodes` which raw tree readability
     will not read (one whose bound is within that length before any pruning)."""
-    limit = 2 * len(text) if _own_text_holds(body, text, options) else None
-    _local.limit = limit
-    _local.unread = raw_tree if limit is not None and readability_bound(raw_tree) <= limit else None
     try:
+        limit = 2 * len(text) if _own_text_holds(body, text, options) else None
+        _local.limit = limit
+        _local.unread = raw_tree if limit is not None and readability_bound(raw_tree) <= limit else None
         return _originals["compare_extraction"](cleaned_tree, raw_tree, body, text, options)
     finally:
         _local.limit = _local.unread = None
@@ -160,13 +163,12 @@ def _modules() -> tuple[Any, Any]:
 
 
 def _install() -> None:
-    import trafilatura.readability_lxml as readability
+    import importlib
 
     global _regrown
     core, external = _modules()
     try:
-        digests = {"trafilatura.external": source_digest(external),
-                   "trafilatura.readability_lxml": source_digest(readability)}
+        digests = {name: source_digest(importlib.import_module(name)) for name in KNOWN_SOURCES}
     except (OSError, TypeError) as exc:  # no source to read: a frozen install
         log.info("trafilatura's source cannot be read (%s); its comparison with readability runs as it is", exc)
         return
