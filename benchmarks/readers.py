@@ -14,7 +14,8 @@ on pages already on disk (no network), for:
   paragraph, the language identifier run on every page, and the page's signals read from a
   second parse of the page, their markers searched as written, case ignored, every pattern
   run on every page (each wall's on every sentence), quotes made plain by ``str.translate``, and
-  every page's markup scanned for characters XML cannot hold, as before the cheaper text path;
+  every page's markup scanned for characters XML cannot hold, and the BM25 shortlist indexed over
+  a page's whole vocabulary, as before the cheaper text path;
 - **the cheaper path**: the date from the markup only, only the title and date of the metadata
   (:func:`side.sources.fetch.extract_html`), trafilatura's boilerplate rules evaluated in Python
   (:mod:`side.sources.discard`), readability and the raw tree's pruning for it not run where
@@ -28,7 +29,8 @@ on pages already on disk (no network), for:
   (:func:`side.sources.fetch.read_html`: one parse), with their markers and phrases searched for
   only where a string each must contain is there (:func:`side.sources.states.find_markers`,
   :func:`side.sources.states.find_phrases`; a wall's pattern on a page's sentences only where they
-  hold one of its phrases).
+  hold one of its phrases), and the BM25 shortlist indexed over the claim's tokens alone
+  (:func:`side.verify.evidence.bm25_scores`, the same scores).
 
 Both run over the same pages, alternating, and report pages per CPU second (``process_time``,
 so other processes on the host do not count), on how many pages both gave the same title (one
@@ -224,6 +226,18 @@ def time_signals(pages: list[Page], repeat: int) -> None:
         print(f"  {path:11s} {1000 * seconds / (len(pages) * repeat):6.1f} ms a page")
 
 
+def today_shortlist(claim: str, sentences: list[str]) -> Any:
+    """Today's :func:`side.verify.verifier.shortlist_source`: bm25s's index over the sentences'
+    whole vocabulary (no :func:`side.verify.evidence._query_terms_only`)."""
+    from unittest import mock
+
+    from side.verify import evidence
+    from side.verify.verifier import shortlist_source
+
+    with mock.patch.object(evidence, "_query_terms_only", lambda tokens, _query_tokens: tokens):
+        return shortlist_source(claim, sentences)
+
+
 def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
     """Each page extracted, its signals read from the markup (as a reader does for a page it
     fetched, :func:`side.sources.fetch.source_from_html`), split, assessed and shortlisted;
@@ -253,7 +267,7 @@ def prepare(pages: list[Page], cheaper: bool) -> list[Prepared]:
             pass
         if not cheaper:  # before, every page went through the identifier, English or not
             detect_language(text[:LANGUAGE_SAMPLE_CHARS])
-        shortlist_source(claim, bounded_sentences(list(sentences)))
+        (shortlist_source if cheaper else today_shortlist)(claim, bounded_sentences(list(sentences)))
         out.append((title, text, sentences))
     return out
 

@@ -23,3 +23,43 @@ def test_a_signal_that_does_not_vary_has_no_say():
     assert np.array_equal(standardized(no_claim_word), np.zeros(3))
     assert list(np.argsort(-standardized_sum(cosine, no_claim_word))) == [1, 2, 0]
     assert np.array_equal(standardized_sum(np.array([0.7]), np.array([3.0])), np.zeros(1))
+
+
+def whole_vocabulary_bm25(query: str, sentences: list[str]):
+    """BM25 as bm25s gives it over the sentences' whole vocabulary (bm25_scores before it kept
+    only the query's tokens apart)."""
+    import numpy as np
+
+    from side.retrieval.sparse import quiet_bm25s
+
+    bm25s = quiet_bm25s()
+    tokens = bm25s.tokenize(sentences, stopwords="en", show_progress=False)
+    query_tokens = [t for t in bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
+                    if t in tokens.vocab]
+    if not query_tokens:
+        return np.zeros(len(sentences), dtype=np.float32)
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(tokens, show_progress=False)
+    return retriever.get_scores(query_tokens).astype(np.float32)
+
+
+def test_bm25_over_the_query_terms_alone_gives_the_whole_vocabularys_scores():
+    """Every WiCE dev claim against its page's sentences (and a claim repeating a word, and one
+    whose words no sentence has): the same float32 scores, bit for bit."""
+    import numpy as np
+
+    from side.data import WICE_META_PREFIX, load_wice
+    from side.verify.evidence import bm25_scores
+
+    from conftest import need_data
+
+    rows = load_wice(need_data("wice") / "claim_dev.jsonl")
+    cases = [(row.claim, [s for s in row.evidence if not s.startswith(WICE_META_PREFIX)]) for row in rows]
+    cases = [(claim, sentences) for claim, sentences in cases if sentences]
+    assert len(cases) > 100
+    claim, sentences = cases[0]
+    cases += [(claim + " " + " ".join(claim.split()[-1:] * 3), sentences), ("zyxxy quorble", sentences)]
+    differ = [n for n, (claim, sentences) in enumerate(cases)
+              if not np.array_equal(bm25_scores(claim, sentences), whole_vocabulary_bm25(claim, sentences))]
+    assert not differ
+    assert any(bm25_scores(claim, sentences).any() for claim, sentences in cases)
