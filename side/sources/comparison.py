@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from side.sources.patches import Once, source_digest
+from side.sources.patches import Once, source_digest, swapped
 
 __all__ = ["install", "installed", "library_comparison", "readability_bound", "regrown_tags"]
 
@@ -199,17 +199,8 @@ def library_comparison() -> Iterator[None]:
     not install them). Not for concurrent use."""
     install()
     core, external = _modules()
-    if not _originals:
+    places = [(core, "compare_extraction", _originals["compare_extraction"]),
+              (external, "try_readability", _originals["try_readability"]),
+              (external, "prune_unwanted_nodes", _originals["prune_unwanted_nodes"])] if _originals else []
+    with swapped(_once, places):
         yield
-        return
-    with _once.lock:
-        core.compare_extraction = _originals["compare_extraction"]
-        external.try_readability = _originals["try_readability"]
-        external.prune_unwanted_nodes = _originals["prune_unwanted_nodes"]
-    try:
-        yield
-    finally:
-        with _once.lock:
-            core.compare_extraction = _compare_extraction
-            external.try_readability = _try_readability
-            external.prune_unwanted_nodes = _prune_unwanted_nodes

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from side.sources.patches import Once, source_digest
+from side.sources.patches import Once, source_digest, swapped
 
 __all__ = ["install", "installed", "owned", "library_copies"]
 
@@ -121,15 +121,7 @@ def library_copies() -> Iterator[None]:
     them). Not for concurrent use."""
     install()
     core = _core()
-    if not _originals:
+    places = [(core, "copy", _originals["copy"]),
+              (core, "_extract_and_compare", _originals["_extract_and_compare"])] if _originals else []
+    with swapped(_once, places):
         yield
-        return
-    with _once.lock:
-        core.copy = _originals["copy"]
-        core._extract_and_compare = _originals["_extract_and_compare"]
-    try:
-        yield
-    finally:
-        with _once.lock:
-            core.copy = _copy
-            core._extract_and_compare = _extract_and_compare

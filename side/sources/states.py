@@ -374,8 +374,14 @@ def _normalize(text: str) -> str:
     return _squeeze(_plain(text).lower())
 
 
+def _normal_forms(phrases: Iterable[str]) -> tuple[str, ...]:
+    """Each of ``phrases`` in its :func:`_normalize` form, once: the alternatives of their
+    :func:`_phrase_pattern`."""
+    return tuple(sorted({_normalize(p) for p in phrases}))
+
+
 def _phrase_pattern(phrases: Iterable[str]) -> re.Pattern[str]:
-    alternatives = sorted({_normalize(p) for p in phrases}, key=len, reverse=True)
+    alternatives = sorted(_normal_forms(phrases), key=len, reverse=True)
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p) for p in alternatives) + r")(?!\w)")
 
 
@@ -387,18 +393,18 @@ def _wall_patterns() -> tuple[tuple[WallRule, re.Pattern[str], tuple[re.Pattern[
 @cache
 def _rule_phrases(rule: WallRule) -> tuple[str, ...]:
     """``rule``'s phrases, normalised: the alternatives of its pattern."""
-    return tuple(sorted({_normalize(p) for p in rule.phrases}))
+    return _normal_forms(rule.phrases)
 
 
 @cache
 def _all_phrases() -> re.Pattern[str]:
-    return _phrase_pattern([p for rule in WALLS for p in rule.phrases] + list(JS_PHRASES))
+    return _phrase_pattern(_phrases())  # normalising a normalised phrase gives it back
 
 
 @cache
 def _phrases() -> tuple[str, ...]:
-    """Every phrase of :func:`_all_phrases`, normalised."""
-    return tuple(sorted({_normalize(p) for rule in WALLS for p in rule.phrases} | {_normalize(p) for p in JS_PHRASES}))
+    """Every wall phrase and JavaScript phrase, normalised: the alternatives of :func:`_all_phrases`."""
+    return _normal_forms([p for rule in WALLS for p in rule.phrases] + list(JS_PHRASES))
 
 
 def find_phrases(normalized: str) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from side.sources.patches import Once
+from side.sources.patches import Once, swapped
 
 __all__ = ["CHARACTERS", "KNOWN_PATTERN", "install", "installed", "library_removal", "load_html"]
 
@@ -93,14 +93,5 @@ def library_removal() -> Iterator[None]:
     import trafilatura.utils as utils
 
     install()
-    if not _original:
+    with swapped(_once, [(utils, "INVALID_XML_CHARS", _original[0])] if _original else []):
         yield
-        return
-    with _once.lock:
-        stand_in = utils.INVALID_XML_CHARS
-        utils.INVALID_XML_CHARS = _original[0]
-    try:
-        yield
-    finally:
-        with _once.lock:
-            setattr(utils, "INVALID_XML_CHARS", stand_in)  # noqa: B010 - not the declared type
