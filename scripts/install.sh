@@ -23,12 +23,13 @@ for candidate in python3.11 python3; do
 done
 [ -n "$PYTHON" ] || { echo "Side needs Python 3.11 (apt-get install python3.11 python3.11-venv)" >&2; exit 1; }
 
-# The versions installed are the Lift Wing image's pins (deploy/liftwing/side_verifier), given to
-# pip as constraints: the tests run on exactly what the image ships, and a release on PyPI after
-# the pins were written does not change what a fresh clone installs (tests/test_liftwing.py
-# checks that pins and installed versions agree). The option lines (the image's --extra-index-url,
-# for its own build) are left out of the constraints.
-PINS=(deploy/liftwing/side_verifier/requirements.txt deploy/liftwing/side_verifier/requirements-test.txt)
+# The versions installed are fixed: scripts/constraints.txt holds every package the tests ran
+# with (scripts/freeze.sh writes it), and the Lift Wing image's pins (deploy/liftwing/side_verifier)
+# are the same versions. pip takes both as constraints, so a fresh clone installs what the tests
+# ran on and what the image ships, and a release on PyPI after that does not change it
+# (tests/test_install.py checks the three agree). The image's option lines (its
+# --extra-index-url, for its own build) are left out of the constraints.
+PINS=(scripts/constraints.txt deploy/liftwing/side_verifier/requirements.txt deploy/liftwing/side_verifier/requirements-test.txt)
 write_constraints() {
   mkdir -p .venv
   grep -hv '^[[:space:]]*-' "${PINS[@]}" > .venv/constraints.txt
