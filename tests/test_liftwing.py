@@ -25,6 +25,7 @@ from test_bot_scenario import BAD_CLAIM, GOOD_CLAIM, TITLE, Scenario, start_scen
 
 from conftest import IN_CI
 from harness.liftwing import MODEL, start_model_server
+from harness.pins import differing_pins, project_name, requirement_lines
 
 REPO = Path(__file__).resolve().parent.parent
 STARTUP_S = 180
@@ -230,38 +231,17 @@ def test_the_image_installs_what_the_library_and_the_extra_need():
     """deploy/liftwing's requirements.txt pins exactly the dependencies of ``side`` and its
     ``liftwing`` extra (blubber installs the image from that file, not from pyproject.toml)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    wanted = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["liftwing"]}
-    lines = (REPO / "deploy" / "liftwing" / "side_verifier" / "requirements.txt").read_text().splitlines()
-    pinned = [line.split("#")[0].strip() for line in lines if line.strip() and not line.lstrip().startswith(("#", "-"))]
-    assert {_name(p) for p in pinned} == wanted
+    wanted = {project_name(r) for r in project["dependencies"] + project["optional-dependencies"]["liftwing"]}
+    pinned = requirement_lines(REPO / "deploy" / "liftwing" / "side_verifier" / "requirements.txt")
+    assert {project_name(p) for p in pinned} == wanted
     assert all("==" in p for p in pinned), "the image pins every version"
-
-
-def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower().replace("_", "-")
-
-
-def _pins(path: Path) -> dict[str, str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    pinned = [line.split("#")[0].strip() for line in lines if line.strip() and not line.lstrip().startswith(("#", "-"))]
-    return {_name(p): p.split("==", 1)[1].strip() for p in pinned}
 
 
 @pytest.mark.parametrize("name", ["requirements.txt", "requirements-test.txt"])
 def test_the_image_pins_the_versions_the_tests_run(name):
     """Each pin is the version installed here (a local build label such as torch's ``+cpu`` aside);
     a package not installed here (kserve without the extra) is not compared."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    differ = {}
-    for package, pinned in _pins(REPO / "deploy" / "liftwing" / "side_verifier" / name).items():
-        try:
-            installed = version(package).split("+")[0]
-        except PackageNotFoundError:
-            continue
-        if installed != pinned:
-            differ[package] = (pinned, installed)
-    assert differ == {}, "pinned, installed"
+    assert differing_pins(REPO / "deploy" / "liftwing" / "side_verifier" / name) == {}, "pinned, installed"
 
 
 def test_blubber_builds_tests_and_serves_the_model_from_a_model_path():
