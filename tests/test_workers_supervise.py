@@ -6,7 +6,10 @@ the policy's arithmetic and the Redis round trip of the published state are chec
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 
 import redis
 
@@ -65,3 +68,16 @@ def test_published_state_round_trips_through_redis(redis_db):
     unpublish_workers(client, "side-test", [published])
     assert supervised_workers(client, "side-test") == []
     assert supervised_workers(client, "other-queue") == []
+
+
+def test_a_worker_that_crashes_in_native_code_logs_its_python_stack():
+    """What a side-worker does first: a crash in C code (here a read of address 0) prints the
+    Python stack of every thread to stderr, which is the worker's log, before the process dies."""
+    code = ("import ctypes\nfrom workers.worker import trace_native_crashes\ntrace_native_crashes()\n"
+            "ctypes.string_at(0)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}  # off unless the worker turns it on
+    crashed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                             env=env)
+    assert crashed.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in crashed.stderr
+    assert 'File "<string>", line 4 in <module>' in crashed.stderr, crashed.stderr

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import faulthandler
 import logging
 import os
 import signal
@@ -548,8 +549,16 @@ def check_numbers(args: argparse.Namespace) -> None:
     at_least(0, max_prepared=args.max_prepared)  # 0: readers never wait
 
 
+def trace_native_crashes() -> None:
+    """On a crash in a library's C code (a segfault, glibc's abort on a bad ``free``), print every
+    thread's Python stack to stderr, the worker's log: otherwise the worker ends with one line
+    from libc and nothing says which job or library was running."""
+    faulthandler.enable(all_threads=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    trace_native_crashes()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("alembic", "httpx", "urllib3", "filelock", "transformers", "sentence_transformers"):
