@@ -552,8 +552,13 @@ def check_numbers(args: argparse.Namespace) -> None:
 def trace_native_crashes() -> None:
     """On a crash in a library's C code (a segfault, glibc's abort on a bad ``free``), print every
     thread's Python stack to stderr, the worker's log: otherwise the worker ends with one line
-    from libc and nothing says which job or library was running."""
-    faulthandler.enable(all_threads=True)
+    from libc and nothing says which job or library was running. A stderr with no file
+    descriptor (``main`` called in-process under a test's capture) has nowhere for the C handler
+    to write, and is left as it is."""
+    try:
+        faulthandler.enable(all_threads=True)
+    except (OSError, RuntimeError, ValueError):  # io.UnsupportedOperation: no fileno; None: no stderr
+        log.debug("stderr has no file descriptor; native crashes will not print Python stacks")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
