@@ -246,9 +246,10 @@ class ServiceConfig:
     rate_limit: str = "60/minute"
     #: A stricter per-client limit for feedback (API and dashboard), counted on top of rate_limit.
     feedback_rate_limit: str = "20/minute"
-    #: Outside fetches the API's checks may cause, counted in cited pages (a URL without its query
-    #: string and fragment) per ``fetch_budget_window_s``, in Redis beside rate_limit's counters;
-    #: a page Side holds already (its cache) costs nothing. Past a budget a citation is read from
+    #: Outside fetches the API's checks may cause (each cited URL and archive-url), counted in
+    #: pages (a URL without its fragment and tracking parameters such as utm_*) per sliding
+    #: ``fetch_budget_window_s``, in Redis beside rate_limit's counters; a page Side holds
+    #: already (its cache) costs nothing. Past a budget a citation is read from
     #: the corpus or the cache only, else answered "cannot check (fetch budget)". See
     #: docs/service.md. Per client address (SIDE_SERVICE_CLIENT_FETCH_BUDGET) ...
     client_fetch_budget: int = 200

@@ -47,7 +47,8 @@ def build_services(config: Config, store: Store | None, connection: redis_lib.Re
     presenter = Presenter(config.service.public_url, load_flag_threshold(config))
     # a page the workers' cache holds costs no fetch (the cache is shared where they share var_dir)
     fetches = OutsideFetches(connection, FetchBudgetPolicy.from_config(config.service), config.service.queue,
-                             is_cached=lambda url: cache_path(config.cache_dir, url).is_file())
+                             is_cached=lambda url: cache_path(config.cache_dir, url).is_file(),
+                             archive=config.fetch.archive)
     return Services(config=config, store=store, redis=connection, queue=get_queue(connection, config.service),
                     presenter=presenter, links=WikiLinks(config.service.wiki_urls),
                     cors_origins=frozenset(o.rstrip("/") for o in config.service.cors_origins), fetches=fetches)

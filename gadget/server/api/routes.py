@@ -106,24 +106,20 @@ def new_check(given: CheckInput) -> CheckRequest:
 
 
 def within_fetch_budget(new: CheckRequest) -> CheckRequest:
-    """``new`` with the claims whose URLs this client may not make Side fetch marked ``no_fetch``
-    (read from the corpus or cache only, else "cannot check (fetch budget)"; see
-    :mod:`service.fetchbudget`). Work already stored is not charged again: it is answered, left
-    to run, or (failed) queued again as it was charged."""
+    """``new`` with its claims as this client's fetch budgets let the worker read them
+    (:meth:`service.fetchbudget.OutsideFetches.charge_claims`: every URL a citation may make Side
+    fetch, its archive-url included, is charged; one over budget is read from the corpus or cache
+    only, else "cannot check (fetch budget)"). Work already stored is not charged again: it is
+    answered, left to run, or (failed) queued again as it was charged."""
     svc = services()
     if svc.store.check(new.id) is not None:
         return new
     reviewer = current_reviewer()
     client = f"reviewer:{reviewer}" if reviewer else f"address:{get_remote_address()}"
-    urls = [c.citation.url for c in new.claims if c.citation.url]
     try:
-        denied = svc.fetches.charge(client, urls, reviewer=bool(reviewer))
+        claims = svc.fetches.charge_claims(client, new.claims, reviewer=bool(reviewer))
     except redis.RedisError as exc:
         raise QueueUnavailableError(f"cannot count this check's fetches: {exc}") from exc
-    if not denied:
-        return new
-    claims = [dataclasses.replace(c, extra={**c.extra, "no_fetch": denied[c.citation.url]})
-              if c.citation.url in denied else c for c in new.claims]
     return dataclasses.replace(new, claims=claims)
 
 
