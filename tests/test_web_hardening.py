@@ -19,7 +19,7 @@ import redis
 import requests
 
 from gadget.server.dashboard.views import MAX_RESULT_ID
-from gadget.server.security import http_url
+from gadget.server.security import REFERRER_POLICY, content_security_policy, http_url
 from gadget.server.serve import BODY_BUFFER_FACTOR, make_server
 from service.queue import get_queue
 from service.store import CheckRequest
@@ -287,12 +287,61 @@ def test_feedback_has_its_own_stricter_budget(tmp_path, redis_db):
         assert len(store.feedback_for(result.id)) == 2
 
 
+# -- Redis down: the rate limit fails closed ---------------------------------------------------
+
+@pytest.fixture
+def redis_down_app(tmp_path):
+    """The app on a Redis address nothing listens on (it starts all the same: /healthz says so)."""
+    from harness import free_port
+
+    with running_app(make_config(tmp_path, f"redis://127.0.0.1:{free_port()}/0")) as app:
+        yield app
+
+
+def test_while_redis_is_down_posts_get_503_json_with_one_log_line_and_no_traceback(redis_down_app, caplog):
+    """Issue 55.6: the limiter swallowed its Redis errors, so no limit held (feedback was stored,
+    without end) and each POST logged three chained tracebacks. Now it fails closed."""
+    client, store = redis_down_app.test_client(), redis_down_app.extensions["side"].store
+    claims = list(extract_claims(wikitext_body("https://museum.example/eiffel")["wikitext"], "Eiffel Tower", 50))
+    record, _ = store.add_check(CheckRequest(wiki="enwiki", title="Eiffel Tower", revision=7, claims=claims,
+                                             origin="bot"))
+    finish(store, record.id, [outcome(claims[0], 0.1, True)])
+    result = store.results(record.id)[0]
+    token = log_in(client)
+    for _ in range(3):  # every POST, not only the first: no unlimited rate
+        caplog.clear()
+        with caplog.at_level("INFO"):
+            response = api_feedback(client, result.id)
+        body = assert_error(response, 503, "redis_unavailable")
+        assert "Redis" in body["error"]["message"] and response.headers["Retry-After"] == "30"
+        problems = [r for r in caplog.records if r.levelno >= 30]
+        assert len(problems) == 1, [r.getMessage() for r in problems]
+        assert "Redis unavailable on POST /api/v1/feedback" in problems[0].getMessage()
+        assert not any(r.exc_info or r.exc_text for r in caplog.records)
+    assert_error(client.post("/api/v1/checks", json=claims_body()), 503, "redis_unavailable")
+    page = form_feedback(client, result.id, token, headers=HTML)
+    assert page.status_code == 503 and page.mimetype == "text/html"
+    assert store.feedback_for(result.id) == []  # nothing was taken in without a limit
+    # reads need no Redis: they are answered, and /healthz says what is down
+    assert client.get(f"/api/v1/checks/{record.id}").status_code == 200
+    health = client.get("/healthz")
+    assert health.status_code == 503 and health.get_json()["components"]["redis"]["ok"] is False
+
+
 # -- waitress in front: its own refusals have the JSON shape too ------------------------------
 
 @pytest.fixture
 def served(app, web_config):
     with serving(make_server(app, web_config.service, host="127.0.0.1", port=0, threads=2)) as server:
         yield f"http://127.0.0.1:{server.effective_port}"
+
+
+def assert_security_headers(headers, web_config) -> None:
+    """The headers every answer carries, waitress's own refusals included (issue 55.8)."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    assert lowered.get("content-security-policy") == content_security_policy(web_config.service.frame_ancestors)
+    assert lowered.get("x-content-type-options") == "nosniff"
+    assert lowered.get("referrer-policy") == REFERRER_POLICY
 
 
 def test_bodies_beyond_waitress_buffer_get_the_json_413(served, store, web_config):
@@ -304,20 +353,69 @@ def test_bodies_beyond_waitress_buffer_get_the_json_413(served, store, web_confi
         assert response.headers["Content-Type"] == "application/json"
         assert response.json() == {"error": {"code": "too_large",
                                              "message": f"the body is larger than {limit} bytes"}}
+        assert_security_headers(response.headers, web_config)
     assert store.checks() == []
 
 
-def test_a_malformed_request_gets_the_json_400(served):
+def raw_exchange(served: str, request: bytes) -> tuple[bytes, dict[str, str], bytes]:
+    """Send ``request`` as it is to the served app; its status line, headers and body."""
     host, port = served.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n")
+        conn.sendall(request)
         reply = b""
         while chunk := conn.recv(65536):
             reply += chunk
     head, _, body = reply.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400 "), reply[:300]
-    assert b"Content-Type: application/json" in head
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return status.encode(), headers, body
+
+
+def test_a_malformed_request_gets_the_json_400(served, web_config):
+    status, headers, body = raw_exchange(served, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 400 "), status
+    assert headers["Content-Type"] == "application/json"
     assert set(json.loads(body)["error"]) == {"code", "message"}
+    assert_security_headers(headers, web_config)
+
+
+def test_headers_beyond_waitress_limit_get_the_json_431_with_the_security_headers(served, web_config):
+    """Waitress answers 431 itself (headers over 256 KiB): it carried no CSP (issue 55.8). The
+    headers stop just past the limit, so that waitress has read all of them when it answers (bytes
+    left unread when it closes would reset the connection before the answer is read)."""
+    from waitress.adjustments import Adjustments
+
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (Adjustments.max_request_header_size + 10)
+    status, headers, body = raw_exchange(served, request)
+    assert status.split()[1] == b"431", status  # waitress answers it as HTTP/1.0
+    assert headers["Content-Type"] == "application/json"
+    assert json.loads(body)["error"]["code"] == "headers_too_large"
+    assert_security_headers(headers, web_config)
+
+
+def test_waitress_refusals_carry_the_configured_frame_ancestors(tmp_path, redis_db):
+    config = make_config(tmp_path, redis_db.url, frame_ancestors=["https://en.wikipedia.org"])
+    with running_app(config) as app:
+        with serving(make_server(app, config.service, host="127.0.0.1", port=0, threads=2)) as server:
+            _, headers, _ = raw_exchange(f"http://127.0.0.1:{server.effective_port}",
+                                         b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n")
+    assert headers["Content-Security-Policy"].endswith("frame-ancestors https://en.wikipedia.org")
+
+
+@pytest.mark.parametrize(("host", "hops", "warned"), [
+    ("0.0.0.0", 1, True), ("::", 1, True), ("192.0.2.1", 2, True), ("side.example", 1, True),
+    ("127.0.0.1", 1, False), ("::1", 1, False), ("[::1]", 1, False), ("localhost", 1, False), ("0.0.0.0", 0, False),
+])
+def test_trusting_a_proxy_while_listening_past_it_is_warned_at_start(host, hops, warned, caplog):
+    """Issue 55.8: with proxy_hops = 1 a client reaching side-web directly sends its own
+    X-Forwarded-For and picks its budget; side-web says so when it listens beyond loopback."""
+    from gadget.server.serve import warn_if_reachable_past_the_proxy
+
+    with caplog.at_level("WARNING", logger="gadget.server.serve"):
+        assert warn_if_reachable_past_the_proxy(host, hops) is warned
+    assert bool(caplog.records) is warned
+    if warned:
+        assert "only through its reverse proxy" in caplog.records[0].getMessage()
 
 
 def test_a_request_that_never_sends_its_body_is_closed_after_the_channel_timeout(tmp_path, redis_db):

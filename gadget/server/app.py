@@ -92,13 +92,17 @@ def init_limiter(app: Flask, svc: Services) -> Limiter:
     shared Redis) like every other key of Side: the storage's ``key_prefix`` starts each Redis
     key with it (the limits library would otherwise use ``LIMITS``), and Flask-Limiter's
     ``key_prefix`` keeps two queues' counters apart.
+
+    It fails closed: while Redis is unreachable a limited request is refused with a 503 (the
+    Redis error reaches :mod:`gadget.server.errors`, which logs one line), never served without
+    a limit; a per-process fallback would multiply each budget by the number of processes.
     """
     limiter = Limiter(
         get_remote_address, app=app, storage_uri=svc.config.service.redis_url,
         storage_options={"connection_pool": svc.redis.connection_pool,
                          "key_prefix": f"{RQ_KEY_PREFIX}:side:limits"},
         key_prefix=svc.config.service.queue, headers_enabled=True,
-        strategy="moving-window", swallow_errors=True)
+        strategy="moving-window", swallow_errors=False, in_memory_fallback_enabled=False)
     every_post = limiter.shared_limit(svc.config.service.rate_limit, scope="posts", methods=["POST"])
     feedback = limiter.shared_limit(svc.config.service.feedback_rate_limit, scope="feedback", methods=["POST"],
                                     exempt_when=lambda: request.endpoint not in FEEDBACK_ENDPOINTS)

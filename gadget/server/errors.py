@@ -2,8 +2,9 @@
 
 Clients (the gadget, bots, schemathesis) branch on ``error.code``, never on prose, so every
 4xx/5xx body is ``{"error": {"code": "...", "message": "..."}}``: our own :class:`ApiError`,
-the library's :class:`~side.errors.SideError`, Werkzeug's 404/405/413/415, Flask-Limiter's 429
-and any unexpected exception (logged, answered as a bare 500 without a traceback). Dashboard
+the library's :class:`~side.errors.SideError`, Werkzeug's 404/405/413/415, Flask-Limiter's 429,
+Redis unreachable (503, one log line: the rate limiter fails closed) and any unexpected
+exception (logged, answered as a bare 500 without a traceback). Dashboard
 pages get the same code and message rendered as HTML, because people read those.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import redis
 from flask import Flask, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
@@ -124,6 +126,20 @@ def _handle_http(exc: HTTPException) -> Response:
     return error_response(status, code, message, exc.get_headers())
 
 
+#: Seconds a client is told to wait (``Retry-After``) while Redis is unreachable.
+REDIS_RETRY_AFTER_S = 30
+
+
+def _handle_redis_error(exc: redis.RedisError) -> Response:
+    """Redis unreachable where a request needs it (above all the rate limiter, which runs before
+    every POST): fail closed with a 503, never serve without limits, and log one line without a
+    traceback, since the cause is known and a traceback per request would flood the log."""
+    log.warning("Redis unavailable on %s %s: %s: %s", request.method, request.path, type(exc).__name__,
+                str(exc).splitlines()[0][:200] if str(exc) else "")
+    return error_response(503, "redis_unavailable", "the service's Redis is unreachable (rate limits and "
+                          "the queue need it); retry later", [("Retry-After", str(REDIS_RETRY_AFTER_S))])
+
+
 def _handle_unexpected(exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.path)
     return error_response(500, "internal_error", "internal error; it has been logged")
@@ -134,4 +150,5 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(ApiError, _handle_api_error)
     app.register_error_handler(SideError, _handle_side_error)
     app.register_error_handler(HTTPException, _handle_http)
+    app.register_error_handler(redis.RedisError, _handle_redis_error)
     app.register_error_handler(Exception, _handle_unexpected)

@@ -22,7 +22,7 @@ from flask import Flask, Response
 from side.errors import ConfigError
 
 __all__ = ["REFERRER_POLICY", "SESSION_COOKIE", "content_security_policy", "http_url", "init_app",
-           "session_cookie_settings"]
+           "security_headers", "session_cookie_settings"]
 
 #: Same-origin navigation keeps its referrer (the dashboard's forms send ``Origin`` either way);
 #: the cited sites and wikis the pages link to learn nothing about the dashboard's URLs.
@@ -66,14 +66,20 @@ def session_cookie_settings(public_url: str) -> dict[str, object]:
             "SESSION_COOKIE_DOMAIN": False, "SESSION_COOKIE_PATH": "/"}
 
 
+def security_headers(frame_ancestors: list[str] | tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The headers every response carries, the app's and the WSGI server's own refusals alike
+    (:mod:`gadget.server.serve`), so no answer of this service lacks them."""
+    return [("Content-Security-Policy", content_security_policy(frame_ancestors)),
+            ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", REFERRER_POLICY)]
+
+
 def init_app(app: Flask, frame_ancestors: list[str] | tuple[str, ...] = ()) -> None:
     """Register the headers on every response and the ``http_url`` template filter."""
-    policy = content_security_policy(frame_ancestors)
+    headers = security_headers(frame_ancestors)
 
     def add_headers(response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", policy)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", REFERRER_POLICY)
+        for name, value in headers:
+            response.headers.setdefault(name, value)
         return response
 
     app.after_request(add_headers)

@@ -10,13 +10,19 @@ app built here (store engine, Redis pool, metrics registry) is the one that answ
 is forked after import. On Toolforge, uwsgi loads :mod:`gadget.server.wsgi` instead.
 
 A request waitress refuses before the app sees it (a body beyond its buffer, a malformed
-request line or chunk) is answered by waitress itself; :func:`use_json_errors` makes those
-answers the API's one error shape too, instead of waitress's plain text.
+request line or chunk, headers beyond its limit) is answered by waitress itself;
+:func:`use_json_errors` makes those answers the API's one error shape too, instead of
+waitress's plain text, with the app's security headers (CSP and the rest).
+
+With ``service.proxy_hops`` > 0 side-web trusts ``X-Forwarded-For``: it must then be reachable
+only through its reverse proxy, and it warns at start when it listens on another address than
+loopback (:func:`warn_if_reachable_past_the_proxy`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import logging
 import sys
@@ -33,12 +39,17 @@ log = logging.getLogger("gadget.server.serve")
 BODY_BUFFER_FACTOR = 4
 
 
-def json_error_channel(max_body_bytes: int) -> type:
-    """A waitress channel whose own error answers are ``{"error": {"code", "message"}}``."""
+def json_error_channel(max_body_bytes: int, headers: list[tuple[str, str]] | None = None) -> type:
+    """A waitress channel whose own error answers are ``{"error": {"code", "message"}}``, with
+    ``headers`` (the app's security headers, :func:`gadget.server.security.security_headers`):
+    a refusal waitress sends before the app runs must not lack the CSP the app's answers carry."""
     from waitress.channel import HTTPChannel
     from waitress.task import ErrorTask
 
     from gadget.server.errors import HTTP_CODES, error_body
+    from gadget.server.security import security_headers
+
+    extra = list(headers if headers is not None else security_headers())
 
     class JsonErrorTask(ErrorTask):
         def execute(self) -> None:
@@ -51,8 +62,7 @@ def json_error_channel(max_body_bytes: int) -> type:
                 message = (str(error.body).strip().splitlines() or [error.reason])[0][:300]
             body = json.dumps(error_body(code, message)).encode("utf-8")
             self.status = f"{status} {error.reason}"
-            self.response_headers.extend([("Content-Type", "application/json"),
-                                          ("X-Content-Type-Options", "nosniff")])
+            self.response_headers.extend([("Content-Type", "application/json"), *extra])
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
@@ -60,16 +70,40 @@ def json_error_channel(max_body_bytes: int) -> type:
     return type("JsonErrorChannel", (HTTPChannel,), {"error_task_class": JsonErrorTask})
 
 
-def use_json_errors(server: Any, max_body_bytes: int) -> None:
+def use_json_errors(server: Any, max_body_bytes: int, headers: list[tuple[str, str]] | None = None) -> None:
     """Make every listening socket of ``server`` (one, or several for a multi-address host)
-    answer waitress's own errors with the JSON error shape."""
+    answer waitress's own errors with the JSON error shape and the security ``headers``."""
     from waitress.server import BaseWSGIServer
 
-    channel = json_error_channel(max_body_bytes)
+    channel = json_error_channel(max_body_bytes, headers)
     dispatchers = getattr(server, "map", None) or getattr(server, "_map", None) or {}
     for candidate in [server, *dispatchers.values()]:
         if isinstance(candidate, BaseWSGIServer):
             candidate.channel_class = channel
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or name side-web listens on) is reachable from this machine only."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:  # another host name: it may resolve to any interface
+        return False
+
+
+def warn_if_reachable_past_the_proxy(host: str, proxy_hops: int) -> bool:
+    """Warn (and return True) when side-web trusts ``X-Forwarded-For`` (``proxy_hops`` > 0) yet
+    listens on an address others can reach: a client that reaches it directly writes its own
+    X-Forwarded-For and so picks its rate-limit and fetch-budget key, an unlimited budget. Behind
+    a proxy, side-web must be reachable through the proxy only (docs/service.md)."""
+    if proxy_hops <= 0 or is_loopback(host):
+        return False
+    log.warning("service.proxy_hops = %d trusts X-Forwarded-For, and side-web listens on %s: it must be "
+                "reachable only through its reverse proxy (firewall it, or listen on 127.0.0.1), or any "
+                "client that reaches it directly chooses its own rate limit and fetch budget", proxy_hops, host)
+    return True
 
 
 def make_server(app: Any, service: ServiceConfig, host: str, port: int, threads: int) -> Any:
@@ -83,12 +117,15 @@ def make_server(app: Any, service: ServiceConfig, host: str, port: int, threads:
     (its default) and the client is the TCP peer."""
     from waitress import create_server
 
+    from gadget.server.security import security_headers
+
     timeout = service.channel_timeout_s
     server = create_server(app, host=host, port=port, threads=threads, ident="side-web",
                            max_request_body_size=BODY_BUFFER_FACTOR * service.max_body_bytes,
                            channel_timeout=timeout, cleanup_interval=max(1, min(30, timeout // 2)),
                            clear_untrusted_proxy_headers=service.proxy_hops == 0)
-    use_json_errors(server, service.max_body_bytes)
+    use_json_errors(server, service.max_body_bytes, security_headers(service.frame_ancestors))
+    warn_if_reachable_past_the_proxy(host, service.proxy_hops)
     return server
 
 
