@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="TOML configuration file (default: $SIDE_CONFIG or ./side.toml)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    parser.add_argument("--debug", action="store_true",
+                        help="log lines in full, with their tracebacks (without it, each is one line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         module.register(sub)
@@ -79,13 +81,15 @@ def _plugins() -> list:
     return found
 
 
-def _configure_logging(verbose: int, quiet: bool) -> None:
+def _configure_logging(verbose: int, quiet: bool, debug: bool = False) -> None:
+    """Side's INFO lines on stderr, its libraries' warnings only; each record on one line without
+    its traceback unless ``debug`` (:class:`~side.cli.terminal.CliFormatter`)."""
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
-    from side.cli.terminal import PrintableFormatter
+    from side.cli.terminal import CliFormatter
 
     # Log lines quote URLs, titles and servers' answers: no control character of theirs reaches the terminal.
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(CliFormatter("%(levelname)s %(name)s: %(message)s", debug=debug))
     logging.basicConfig(level=level, handlers=[handler])
     # Libraries whose INFO lines say nothing a user of `side` can act on (faiss: which CPU build it loaded).
     for noisy in ("urllib3", "filelock", "httpx", "trafilatura", "htmldate", "charset_normalizer", "faiss"):
@@ -104,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    _configure_logging(args.verbose, args.quiet)
+    _configure_logging(args.verbose, args.quiet, args.debug)
     try:
         from side.config import load_config
 

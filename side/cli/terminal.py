@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-__all__ = ["printable", "plain", "report_console", "PrintableFormatter"]
+__all__ = ["printable", "plain", "report_console", "PrintableFormatter", "CliFormatter"]
 
 #: Characters shown as escapes: C0 controls but tab and newline, DEL, and the C1 controls.
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
@@ -58,3 +58,48 @@ class PrintableFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record))
+
+
+def _is_side(name: str) -> bool:
+    return name == "side" or name.startswith("side.")
+
+
+def _exception_line(exc_info: object, message: str) -> str:
+    """``Type: reason`` of a record's exception on one line; "" when it has none, or when
+    ``message`` already quotes its reason."""
+    if not isinstance(exc_info, tuple) or len(exc_info) != 3 or exc_info[1] is None:
+        return ""
+    error = exc_info[1]
+    reason = " ".join(str(error).split())
+    if reason and reason in " ".join(message.split()):
+        return ""
+    return f"{type(error).__name__}: {reason}" if reason else type(error).__name__
+
+
+class CliFormatter(PrintableFormatter):
+    """The ``side`` command's log lines: what a user acts on, never a traceback unless asked.
+
+    A library logs for its own developers: urllib3 warns about a server's broken headers with
+    the whole traceback of its parser, transformers writes paragraphs. Under the CLI, without
+    ``debug`` (``side --debug``), a record's traceback and stack are left out (its exception is
+    named at the end of the line, unless the message already says it), and a message from any
+    logger outside ``side`` is folded onto one line. With ``debug``, records print in full.
+    """
+
+    def __init__(self, fmt: str, debug: bool = False) -> None:
+        super().__init__(fmt)
+        self.debug = debug
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.debug:
+            return super().format(record)
+        message = record.getMessage()
+        error = _exception_line(record.exc_info, message)
+        if error:
+            message = f"{message} ({error})"
+        if not _is_side(record.name):
+            message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+        # A copy: other handlers of the same record (pytest's, a log file's) keep its traceback.
+        brief = logging.makeLogRecord({**record.__dict__, "msg": message, "args": None, "exc_info": None,
+                                       "exc_text": None, "stack_info": None})
+        return super().format(brief)
