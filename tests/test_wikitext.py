@@ -86,6 +86,59 @@ def test_cite_archive_url_and_website_fallbacks() -> None:
     assert claim.citation.archive_url == "http://archive.example/j"
 
 
+@pytest.mark.parametrize("body", [
+    "{{cite web |url=http://news.example/a?id=7{{!}}8&lang=en |title=Port {{!}} Harbour |archive-url="
+    "http://archive.example/2020/http://news.example/a?id=7{{ ! }}8&lang=en}}",
+    "{{cite web |url=http://news.example/a?id=7{{!}}8{{=}}&lang=en |title=Port {{!}} Harbour |archive-url="
+    "http://archive.example/2020/http://news.example/a?id=7{{!}}8&lang=en<!-- note -->}}",
+])
+def test_pipe_magic_word_in_a_cite_is_a_pipe(body: str) -> None:
+    """``{{!}}`` is how a pipe is written in a template parameter: the URL keeps it, percent-encoded
+    (it used to vanish, cutting ``id=7|8`` to ``id=78``), and the title reads it as ``|``."""
+    (claim,) = extract_claims(f"The harbour opened in 1902.<ref>{body}</ref>", "T")
+    citation = claim.citation
+    assert citation.url in ("http://news.example/a?id=7%7C8&lang=en", "http://news.example/a?id=7%7C8=&lang=en")
+    assert citation.title == "Port | Harbour"
+    assert citation.archive_url == "http://archive.example/2020/http://news.example/a?id=7%7C8&lang=en"
+    assert citation.id == citation_id(body)  # the id still hashes the body as written
+
+
+@pytest.mark.parametrize("body", ["[http://news.example/a?id=7{{!}}8 Port]", "http://news.example/a?id=7{{!}}8"])
+def test_pipe_magic_word_in_a_link_is_a_pipe(body: str) -> None:
+    (claim,) = extract_claims(f"The harbour opened in 1902.<ref>{body}</ref>", "T")
+    assert claim.citation.url == "http://news.example/a?id=7%7C8"
+
+
+@pytest.mark.parametrize(("wikitext", "claims"), [
+    # A stray closer joined two sentences and left "ref" in the claim.
+    ("Alsea was founded in 1997.</ref> It runs Starbucks in Mexico.<ref>{CITE}</ref>",
+     ["It runs Starbucks in Mexico."]),
+    ('It runs Starbucks.<ref name="a">{CITE}</ref></ref> It runs Domino\'s.<ref name="a"/>',
+     ["It runs Starbucks.", "It runs Domino's."]),
+    # An opener with no closer, a closer with attributes, a <br /> left as text.
+    ("The sky <ref group=note>is blue.<ref>{CITE}</ref>", ["The sky is blue."]),
+    ("The sky<ref>x</ref></ref > is blue<BR />and wide.<ref>{CITE}</ref>", ["The sky", "The sky is blue and wide."]),
+    ("{{Infobox port|founded=1902 </ref> by the town<ref>{CITE}</ref>}}", ["1902 by the town"]),
+    # Text that only looks like a tag stays.
+    ("If x<y>z then y<refs> holds.<ref>{CITE}</ref>", ["If x<y>z then y<refs> holds."]),
+])
+def test_markup_remnants_never_reach_the_claim(wikitext: str, claims: list[str]) -> None:
+    from side.verify.unsupported import tokenize_claim
+
+    found = extract_claims(wikitext.replace("{CITE}", CITE), "T")
+    assert [c.text for c in found] == claims
+    for claim in found:
+        words = {token.text.lower() for token in tokenize_claim(claim.text)}
+        assert not words & {"ref", "br"}, claim.text  # what the tagger could name as unsupported
+
+
+def test_markup_remnants_never_reach_a_citation_title() -> None:
+    # An unclosed <span> is text to the parser, markup to MediaWiki.
+    cite = '{{cite web|url=http://a.example/x|title=Harbour <span class="x">report}}'
+    (claim,) = extract_claims(f"X.<ref>{cite}</ref>", "T")
+    assert claim.citation.title == "Harbour report"
+
+
 def test_text_ref_keeps_its_plain_text_as_title() -> None:
     (claim,) = extract_claims("X.<ref>Smith, ''Big Book'', [[Oxford]] 1990.</ref>", "T")
     assert claim.citation.kind == "text"

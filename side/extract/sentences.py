@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_CLAIM_CHARS", "Flow", "cap_claim", "clean_text", "last_sentence"]
+__all__ = ["MAX_CLAIM_CHARS", "Flow", "cap_claim", "clean_text", "last_sentence", "without_tag_remnants"]
 
 _WS = re.compile(r"\s+")
 _BOLD_ITALIC = re.compile(r"'{2,}")
@@ -79,6 +79,34 @@ _AFTER_RUN = re.compile(r"[\"'”’)\]]*+\s++(?=[\"'“‘(\[]*[^\W_a-z])")
 _STILL_PENDING = re.compile(r"([.!?…]*+)[\"'”’)\]]*+\s*+[\"'“‘(\[]*+")
 #: What :func:`_is_abbreviation` strips from the start of a word.
 _WORD_LEAD = "([\"'“‘"
+
+
+# fmt: off
+#: Tag names MediaWiki reads as markup, not text: the HTML it allows and the extension tags.
+_MARKUP_TAGS = (
+    "ref", "references", "nowiki", "poem", "gallery", "includeonly", "noinclude", "onlyinclude", "indicator",
+    "templatestyles", "section", "math", "chem", "ce", "score", "syntaxhighlight", "source", "timeline",
+    "graph", "mapframe", "maplink", "imagemap", "inputbox", "categorytree", "hiero", "templatedata",
+    "abbr", "b", "bdi", "bdo", "big", "blockquote", "br", "caption", "center", "cite", "code", "data",
+    "dd", "del", "dfn", "div", "dl", "dt", "em", "font", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
+    "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "rb", "rp", "rt", "rtc", "ruby", "s", "samp",
+    "small", "span", "strike", "strong", "sub", "sup", "table", "td", "th", "time", "tr", "tt", "u", "ul",
+    "var", "wbr",
+)
+# fmt: on
+#: A tag of those that reached the text unparsed: a stray ``</ref>``, an opener whose closer is
+#: missing (``<ref name="a">`` with no ``</ref>``), a ``<br />`` the parser's budget left as text.
+#: MediaWiki reads it as markup (or shows a stray one as an error), never as words of the claim;
+#: left in, ``</ref>`` joins two sentences and is named as the unsupported word "ref". Each
+#: match ends at the first ``<`` or ``>`` after its name, so the search stays linear.
+_TAG_REMNANT = re.compile(rf"</?(?:{'|'.join(_MARKUP_TAGS)})(?![\w:-])[^<>]*>", re.IGNORECASE)
+
+def without_tag_remnants(text: str) -> str:
+    """``text`` with each tag the parser left as text (:data:`_TAG_REMNANT`) read as a space.
+
+    Applied to raw text nodes before they join a claim, not in :func:`clean_text`: a tag is
+    never split across text nodes, but it can be across the pieces :class:`Flow` cleans."""
+    return _TAG_REMNANT.sub(" ", text)
 
 
 def _clean_unstripped(text: str) -> str:

@@ -23,7 +23,7 @@ from mwparserfromhell.nodes import Heading, Template
 from mwparserfromhell.wikicode import Wikicode
 
 from side.extract.claims import Citation, Claim
-from side.extract.sentences import Flow, clean_text
+from side.extract.sentences import Flow, clean_text, without_tag_remnants
 from side.extract.wikitext import _dangling, _template_name, _Use, _walk_page, _Walker, citation_id
 
 __all__ = [
@@ -170,7 +170,7 @@ class _TagWalker(_Walker):
         params = {str(p.name).strip().lower(): p.value for p in node.params}
         if canonical == CITATION_NEEDED_SPAN:
             span = params.get("1", params.get("text"))
-            text = clean_text(span.strip_code()) if span is not None else ""
+            text = clean_text(without_tag_remnants(span.strip_code())) if span is not None else ""
             if span is None or not text:
                 self.skipped[SkipReason.SPAN_WITHOUT_TEXT] += 1
                 return
@@ -199,7 +199,7 @@ class _TagWalker(_Walker):
 
 def _value(params: dict[str, Wikicode], name: str) -> str:
     value = params.get(name)
-    return clean_text(value.strip_code()) if value is not None else ""
+    return clean_text(without_tag_remnants(value.strip_code())) if value is not None else ""
 
 
 def find_tagged(wikitext: str, title: str = "", aliases: Mapping[str, str] | None = None,

@@ -47,7 +47,7 @@ from side.extract import archivemarks, shortcites
 from side.extract.claims import Citation, Claim
 from side.extract.parse import ParseLevel, ParseReport, parse_wikitext
 from side.extract.sentences import Flow as _Flow
-from side.extract.sentences import clean_text, last_sentence
+from side.extract.sentences import clean_text, last_sentence, without_tag_remnants
 
 __all__ = [
     "ARCHIVE_FIELDS", "AUTHOR_FIELDS", "DATE_FIELDS", "LIST_TEMPLATES", "SHORT_TEMPLATES", "TITLE_FIELDS", "URL_FIELDS",
@@ -101,6 +101,12 @@ _WS = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _HASH_PUNCT = re.compile(r"\s*(\||=|\{\{|\}\})\s*")
+#: The magic words ``{{!}}`` and ``{{=}}``: MediaWiki expands them to ``|`` and ``=`` before it
+#: reads a template's parameters or a link, so a citation's url or title may hold a pipe only
+#: written this way. mwparserfromhell sees a template, which stripping code would delete.
+_MAGIC_CHAR = re.compile(r"\{\{\s*([!=])\s*\}\}")
+#: ... each as an HTML entity, which stripping code turns into the character itself.
+_MAGIC_ENTITY = {"!": "&#124;", "=": "&#61;"}
 #: Everything that can make a claim, however it is spelled: a ``<ref`` tag (a definition, a
 #: reuse, or one inside a comment that is no use at all), ``{{#tag:ref}}`` and the short
 #: citation templates. Counting these over-counts claims, never under-counts them.
@@ -140,9 +146,20 @@ def _is_cite(name: str) -> bool:
 
 
 def _plain(code: Wikicode | str) -> str:
+    """``code`` as plain text: markup stripped, ``{{!}}`` and ``{{=}}`` read as ``|`` and ``=``."""
     if isinstance(code, str):
         code = mwparserfromhell.parse(code)
-    return clean_text(code.strip_code(normalize=True, collapse=True))
+    if "{{" in (written := str(code)) and _MAGIC_CHAR.search(written):
+        # Re-read with the magic words as entities (linear parse: the value may be anyone's).
+        code = parse_wikitext(_MAGIC_CHAR.sub(lambda m: _MAGIC_ENTITY[m.group(1)], written))[0]
+    return clean_text(without_tag_remnants(code.strip_code(normalize=True, collapse=True)))
+
+
+def _url(written: str) -> str:
+    """A URL as MediaWiki links it: ``{{!}}`` (the only way to write a pipe in a template
+    parameter or a link) is the character ``|``, percent-encoded as ``%7C``; ``{{=}}`` is ``=``."""
+    expanded = _MAGIC_CHAR.sub(lambda m: "|" if m.group(1) == "!" else "=", written)
+    return expanded.replace("|", "%7C")
 
 
 def _params(template: Template) -> dict[str, Wikicode]:
@@ -155,9 +172,9 @@ def _param(params: dict[str, Wikicode], names: tuple[str, ...], raw: bool = Fals
         value = params.get(name)
         if value is None:
             continue
-        text = _COMMENT.sub("", str(value)).strip() if raw else _plain(value)
+        text = _url(_COMMENT.sub("", str(value)).strip()) if raw else _plain(value)
         if raw and "{{" in text:
-            text = _plain(value)
+            text = _url(_plain(value))
         if text:
             return text
     return None
@@ -221,7 +238,7 @@ def _classify_body(body: Wikicode, name: str | None, templates: list[Template], 
     links = body.filter_external_links(recursive=False)
     if links:
         link = links[0]
-        url = str(link.url).strip()
+        url = _url(str(link.url).strip())
         if link.brackets:
             title = _plain(link.title) if link.title else None
             return Citation(citation_id(raw), "external_link", raw, name, url=url, title=title or None)
@@ -316,6 +333,7 @@ class _Walker:
             # Comments and template arguments ({{{x}}}) carry no prose.
 
     def text(self, value: str, flow: _Flow) -> None:
+        value = without_tag_remnants(value)
         if flow.pipe_resets and "|" in value:
             *_, value = value.split("|")
             flow.reset()
