@@ -430,10 +430,16 @@ def bench_ingest(data: Path, n_docs: int, scratch: Path, redis_url: str) -> tupl
     from rq import SimpleWorker
 
     from service.ingest import Ingestor, get_ingest_queue
-    from side.config import ServiceConfig
+    from side.config import FetchConfig, ServiceConfig
     from side.pipeline import ReadSource
-    from side.retrieval.ingest import IngestSpool
+    from side.retrieval.ingest import IngestSpool, RobotsGate
     from workers.ingest import IngestContext, set_ingest_context
+
+    class AllowAll(RobotsGate):
+        """No robots.txt to read offline: the benchmark's example.org pages are all admitted."""
+
+        def refusal(self, read: ReadSource) -> str:
+            return ""
 
     documents = [d for name, d in real_documents(data) if name in ("wice", "web_html")][:n_docs]
     reads = [ReadSource(f"https://example.org/{d.doc_id}", f"https://example.org/{d.doc_id}", d.title, d.text,
@@ -446,7 +452,7 @@ def bench_ingest(data: Path, n_docs: int, scratch: Path, redis_url: str) -> tupl
     set_ingest_context(IngestContext(index_dir, spool))
     try:
         start = time.perf_counter()
-        Ingestor(spool, queue, config)(reads)
+        Ingestor(spool, queue, config, AllowAll(FetchConfig()))(reads)
         SimpleWorker([queue], connection=connection, serializer=queue.serializer).work(burst=True)
         seconds = time.perf_counter() - start
     finally:

@@ -1,6 +1,9 @@
 """The ingest queue: one RQ job per source a check read, so the evidence corpus grows.
 
-A check worker hands every readable source it read to :class:`Ingestor`, which, per source:
+A check worker hands every readable source it read to :class:`Ingestor`, which keeps those
+whose site's robots.txt lets Side's user agent fetch them (:class:`side.retrieval.ingest.RobotsGate`,
+the rule of ``side index build --dump``; a check reads a cited page regardless, but only what a
+crawler may fetch joins the corpus) and, per source:
 
 - spools the document first (:class:`side.retrieval.ingest.IngestSpool`: an atomic, synced
   file under ``var/ingest``), so that from then on nothing can lose it: not Redis losing its
@@ -31,7 +34,7 @@ from rq.serializers import JSONSerializer
 
 from service.queue import FAILURE_TTL_S, PENDING_STATUSES, RESULT_TTL_S, delete_job, fetch_job, retry_policy
 from side.config import ServiceConfig
-from side.retrieval.ingest import IngestSpool, document_of
+from side.retrieval.ingest import IngestSpool, RobotsGate, document_of
 
 if TYPE_CHECKING:
     from side.pipeline import ReadSource
@@ -85,17 +88,19 @@ def enqueue_ingest(queue: Queue, doc_id: str, config: ServiceConfig) -> bool:
 
 
 class Ingestor:
-    """Hands the sources a check read to the corpus: spool, then queue (see the module)."""
+    """Hands the sources a check read to the corpus: robots.txt, spool, then queue (see the module).
+    ``robots`` is required: without it a page robots.txt refuses would join the corpus."""
 
-    def __init__(self, spool: IngestSpool, queue: Queue, config: ServiceConfig) -> None:
+    def __init__(self, spool: IngestSpool, queue: Queue, config: ServiceConfig, robots: RobotsGate) -> None:
         self.spool = spool
         self.queue = queue
         self.config = config
+        self.robots = robots
 
     def __call__(self, sources: Iterable[ReadSource]) -> list[str]:
-        """Spool and queue each source; returns the doc ids whose job this call queued."""
+        """Spool and queue each source robots.txt allows; returns the doc ids whose job this call queued."""
         queued = []
-        for read in sources:
+        for read in self.robots.admitted(sources):
             document = document_of(read)
             if not document.text.strip():
                 continue

@@ -22,15 +22,16 @@ from side.cli import main as side_main
 from side.config import FetchConfig, ServiceConfig
 from side.extract.claims import Citation, Claim
 from side.pipeline import Pipeline, make_source_loader
+from side.results import ReadSource, SourceCopy
 from side.retrieval.corpus import Corpus, Document, build_corpus
-from side.retrieval.ingest import IngestSpool, ingest_documents
+from side.retrieval.ingest import IngestSpool, RobotsGate, ingest_documents
 from side.retrieval.retriever import Retriever
 from side.sources.fetch import fetch_source
 from workers.ingest import IngestContext, set_ingest_context
 from workers.jobs import WorkerContext, set_context
 from workers.worker import SideWorker
 
-from httpserver import LocalServer, Response
+from httpserver import LocalServer, Response, redirect
 
 
 def page(title: str, paragraphs: list[str], extra: str = "") -> bytes:
@@ -116,7 +117,7 @@ def checker(verifier, tmp_path, store, connection, service, spool):
     loader = make_source_loader(None, lambda url, deadline=None: fetch_source(url, fetch, tmp_path / "cache",
                                                                              deadline))
     set_context(WorkerContext(store, Pipeline(verifier, None, loader),
-                              Ingestor(spool, get_ingest_queue(connection, service), service)))
+                              Ingestor(spool, get_ingest_queue(connection, service), service, RobotsGate(fetch))))
     yield
     set_context(None)
 
@@ -180,6 +181,59 @@ def test_sources_a_check_reads_are_ingested_and_searchable(checker, index_dir, s
     check(store, connection, service, 3, [claim("The orchards cover forty hectares.", orchards, "c1")])
     run_burst(connection, ingest)  # read again by a worker whose corpus predates it: no second copy
     assert len(Corpus.load(index_dir)) == 2 and len(spool) == 0
+
+
+#: Crawlers (Side's SideBot among them) may not fetch /private/; its group is matched by product token.
+ROBOTS = b"User-agent: *\nDisallow: /private/\n\nUser-agent: sidebot\nDisallow: /private/\nDisallow: /keep-out\n"
+
+
+def test_a_page_robots_txt_disallows_is_checked_but_never_joins_the_corpus(checker, index_dir, store, connection,
+                                                                           service, spool, sources):
+    sources.add("/robots.txt", Response(ROBOTS, content_type="text/plain"))
+    sources.add("/private/lighthouse", Response(LIGHTHOUSE))
+    sources.add("/keep-out", Response(page("Pier", ["The pier of Porthkennack is three hundred metres long, and "
+                                                    "it was rebuilt in stone after the storm of 1904."])))
+    sources.add("/go/lighthouse", redirect("/private/lighthouse"))  # allowed as cited, disallowed where it lands
+    private, orchards = sources.url("/private/lighthouse"), sources.url("/orchards")
+    done = check(store, connection, service, 1, [
+        claim("The lighthouse was built in 1871.", private, "c1"),
+        claim("The pier is three hundred metres long.", sources.url("/keep-out"), "c2"),
+        claim("The lamp was electrified in 1936.", sources.url("/go/lighthouse"), "c3"),
+        claim("The orchards cover forty hectares.", orchards, "c4"),
+    ])
+    # Every page was read and checked as the fetch rules say: robots.txt does not bind a check.
+    assert [r.source_status for r in store.results(done)].count("cannot_check") == 0
+    assert sources.hits["/private/lighthouse"] >= 1 and sources.hits["/keep-out"] == 1
+    assert sources.hits["/robots.txt"] == 1  # read once for the origin, not once per source
+    ingest = get_ingest_queue(connection, service)
+    assert len(spool) == 1 and ingest.count == 1  # only the orchards were spooled and queued
+    run_burst(connection, ingest)
+    assert [d.url for d in Corpus.load(index_dir).documents] == [orchards]
+
+
+def test_an_unreadable_robots_txt_keeps_every_page_of_its_site_out_of_the_corpus(checker, index_dir, store,
+                                                                                 connection, service, spool,
+                                                                                 sources):
+    sources.add("/robots.txt", Response(b"down for maintenance", status=503, content_type="text/plain"))
+    done = check(store, connection, service, 1, [claim("The orchards cover forty hectares.",
+                                                       sources.url("/orchards"), "c1")])
+    assert [r.source_status for r in store.results(done)].count("cannot_check") == 0
+    assert len(spool) == 0 and get_ingest_queue(connection, service).count == 0
+
+
+def test_robots_gate_reads_each_site_once_an_hour_and_judges_an_archived_copy_by_its_snapshot(sources):
+    sources.add("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", content_type="text/plain"))
+    now = [0.0]
+    gate = RobotsGate(FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=5), ttl_s=3600, clock=lambda: now[0])
+    live = ReadSource(sources.url("/lighthouse"), sources.url("/lighthouse"), "Lighthouse", "Built in 1871.")
+    private = ReadSource(sources.url("/private/a"), sources.url("/private/a"), "A", "Text.")
+    # An archived copy of a disallowed page, read from an allowed snapshot URL, and the reverse.
+    snapshot = ReadSource(sources.url("/private/a"), sources.url("/web/2020/a"), "A", "Text.", copy=SourceCopy.ARCHIVE)
+    hidden = ReadSource(sources.url("/a"), sources.url("/private/web/2020/a"), "A", "Text.", copy=SourceCopy.ARCHIVE)
+    assert gate.admitted([live, private, snapshot, hidden]) == [live, snapshot]
+    assert gate.admitted([live]) == [live] and sources.hits["/robots.txt"] == 1  # kept for the hour
+    now[0] = 3600.0
+    assert gate.admitted([live]) == [live] and sources.hits["/robots.txt"] == 2  # then read again
 
 
 def test_a_document_whose_job_redis_lost_is_ingested_by_a_new_worker(checker, index_dir, store, connection,

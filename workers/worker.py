@@ -438,10 +438,10 @@ def load_ingest_context(config: Config, args: argparse.Namespace):
 def make_ingestor(config: Config, connection: redis.Redis):
     """The check worker's hand-over of the sources it reads to the ingest queue."""
     from service.ingest import Ingestor, get_ingest_queue
-    from side.retrieval.ingest import IngestSpool
+    from side.retrieval.ingest import IngestSpool, RobotsGate
 
     return Ingestor(IngestSpool(config.ingest_spool_dir), get_ingest_queue(connection, config.service),
-                    config.service)
+                    config.service, RobotsGate(config.fetch))
 
 
 def make_judge(config: Config, connection: redis.Redis, store: Any):

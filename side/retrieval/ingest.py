@@ -10,6 +10,12 @@ removes them from the spool. So a crash anywhere (a check worker after spooling,
 its jobs, the ingest worker mid-update) loses no document: what is spooled stays until it is
 in the index, and a maintenance pass queues again what has no job.
 
+Politeness: a source joins the corpus only when its site's robots.txt lets Side's user agent
+fetch it (:class:`RobotsGate`), the rule ``side index build --dump`` follows
+(:mod:`side.sources.crawl`). A check still reads a cited page whatever robots.txt says (an
+editor asked for that one page, as a browser would); keeping a copy for everyone's searches is
+what a crawler does, and robots.txt is where a site says no to that.
+
 Deduplication: a document whose canonical URL (:func:`url_key`) or whose text
 (:func:`text_key`, whitespace-normalised) is already in the corpus is stored once.
 
@@ -23,9 +29,11 @@ import fcntl
 import json
 import logging
 import os
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +46,13 @@ from side.extract.dump import canonical_url
 from side.retrieval.corpus import DOCUMENTS_FILE, MANIFEST_FILE, Corpus, Document, build_corpus, sha1
 
 if TYPE_CHECKING:
+    from side.config import FetchConfig
     from side.pipeline import ReadSource
+    from side.sources.crawl import RobotsCache
 
 __all__ = [
-    "DOC_PREFIX", "url_key", "text_key", "document_of", "IngestSpool", "IngestReport", "corpus_dir_of",
-    "index_lock", "ingest_documents", "CorpusStats", "corpus_stats",
+    "DOC_PREFIX", "ROBOTS_TTL_S", "url_key", "text_key", "document_of", "RobotsGate", "IngestSpool", "IngestReport",
+    "corpus_dir_of", "index_lock", "ingest_documents", "CorpusStats", "corpus_stats",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,6 +80,78 @@ def document_of(read: ReadSource) -> Document:
     title, published date (if the fetcher found one) and fetch time."""
     return Document(DOC_PREFIX + sha1(url_key(read.url))[:16], read.url, read.title, read.text,
                     tuple(read.sentences), read.fetched_at, read.date)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, as robots.txt applies to it."""
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
+#: Seconds a site's robots.txt, once read, decides for a long-running worker before it is read
+#: again (a site may change it; one that could not be read is tried again after as long).
+ROBOTS_TTL_S = 3600.0
+
+
+class RobotsGate:
+    """Which sources a check read may join the corpus: those whose site's robots.txt lets
+    ``fetch.user_agent`` fetch them, read and matched as ``side index build --dump`` does
+    (:class:`side.sources.crawl.RobotsCache`: once per origin, through the fetch guard; missing
+    allows everything, unreadable forbids everything).
+
+    Every URL the copy came from must be allowed: for the live page the URL as cited (what was
+    requested) and the URL read after redirects; for an archived copy the snapshot read. Each
+    origin's answer is kept :data:`ROBOTS_TTL_S` seconds, so a worker asks a site once an hour
+    at most, not once per check; the origins of one batch are asked in parallel.
+    """
+
+    def __init__(self, fetch: FetchConfig, ttl_s: float = ROBOTS_TTL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.fetch, self.ttl_s, self._clock = fetch, ttl_s, clock
+        self._lock = threading.Lock()
+        self._cache: RobotsCache | None = None
+        self._since = 0.0
+
+    def _robots(self) -> RobotsCache:
+        """The robots.txt cache, replaced by an empty one once older than ``ttl_s``."""
+        from side.sources.crawl import HostPacer, RobotsCache
+
+        with self._lock:
+            now = self._clock()
+            if self._cache is None or now - self._since >= self.ttl_s:
+                self._cache, self._since = RobotsCache(self.fetch, HostPacer(0.0)), now
+            return self._cache
+
+    @staticmethod
+    def urls_of(read: ReadSource) -> tuple[str, ...]:
+        """The URLs ``read`` was requested at and read from, each once."""
+        from side.results import SourceCopy
+
+        urls = (read.cited_url, read.url) if read.copy is SourceCopy.LIVE else (read.url,)
+        return tuple(dict.fromkeys(u for u in urls if u))
+
+    def refusal(self, read: ReadSource) -> str:
+        """Why robots.txt keeps ``read`` out of the corpus; "" when every URL of it is allowed."""
+        robots = self._robots()
+        for url in self.urls_of(read):
+            rules = robots.rules(url)
+            if rules.parser is None:
+                return f"robots.txt of {_origin(url)} could not be read: {rules.error}"
+            if not rules.allows(self.fetch.user_agent, url):
+                return f"robots.txt of {_origin(url)} disallows it"
+        return ""
+
+    def admitted(self, reads: Iterable[ReadSource]) -> list[ReadSource]:
+        """The sources of ``reads`` robots.txt allows, in order; each refusal is logged."""
+        reads = list(reads)
+        if not reads:
+            return []
+        with ThreadPoolExecutor(max_workers=max(1, min(len(reads), self.fetch.concurrency))) as pool:
+            refusals = list(pool.map(self.refusal, reads))
+        for read, why in zip(reads, refusals, strict=True):
+            if why:
+                log.info("%s not added to the evidence corpus: %s", read.url, why)
+        return [read for read, why in zip(reads, refusals, strict=True) if not why]
 
 
 class IngestSpool:
