@@ -24,7 +24,9 @@ The rules, all Redis's own stream commands (no broker of ours):
 
 A scorer is no RQ worker, so it keeps a heartbeat of its own beside the stream: its name and
 the time of its last beat in a sorted set (:func:`beat_scorer`), written between batches and
-from a thread during one, and removed when it stops. ``python -m workers.probe --role scorer``
+from a thread during one, and removed when it stops; beside it the time by which it must beat
+again, :data:`MISSED_BEATS` of its own intervals on, so that a scorer killed counts as dead
+within a few of its heartbeats. ``python -m workers.probe --role scorer``
 reads it (:func:`scorer_beats`), and the web service's ``/healthz`` reports each scorer
 (:func:`scorer_states`) and the stream's backlog (:func:`stream_backlog`).
 """
@@ -48,7 +50,8 @@ from side.prepared import PreparedCheck, PreparedCheckError
 __all__ = [
     "GROUP", "DEFAULT_MAX_ENTRIES", "DEFAULT_MIN_IDLE_MS", "PreparedEntry", "stream_key", "encode", "decode",
     "ensure_group", "add_prepared", "read_prepared", "claim_stale", "ack_prepared", "stream_summary",
-    "scorers_key", "beat_scorer", "forget_scorer", "scorer_beats", "SCORER_MAX_AGE_S", "ScorerState",
+    "scorers_key", "scorer_deadlines_key", "beat_scorer", "forget_scorer", "scorer_beats", "scorer_limits",
+    "SCORER_MAX_AGE_S", "MISSED_BEATS", "ScorerState",
     "StreamBacklog", "scorer_states", "stream_backlog",
 ]
 
@@ -68,8 +71,13 @@ FULL_WAIT_S = 0.5
 SCORER_FORGET_S = 86_400.0
 #: Seconds without a heartbeat after which a scorer is taken for hung (it beats every 30 s,
 #: between batches and from a thread during one): ``workers.probe --role scorer``'s default
-#: ``--max-age``, and the age up to which /healthz counts a scorer live.
+#: ``--max-age`` (a restart is costly: the probe is patient), and the age up to which /healthz
+#: and the readers count live a scorer that did not say how often it beats.
 SCORER_MAX_AGE_S = 180.0
+#: Heartbeats a scorer may miss before /healthz and the readers count it dead: a scorer says how
+#: often it beats (:func:`beat_scorer`'s ``every_s``), so one killed is dead 3 of its intervals
+#: later (90 s at the default 30 s), not after :data:`SCORER_MAX_AGE_S`; as an RQ worker's job.
+MISSED_BEATS = 3
 
 
 @dataclass(frozen=True)
@@ -190,18 +198,34 @@ def scorers_key(key: str) -> str:
     return f"{key}:scorers"
 
 
-def beat_scorer(connection: redis.Redis, key: str, consumer: str, now: float | None = None) -> None:
-    """Record that scorer ``consumer`` of stream ``key`` is alive now; drop day-old beats."""
+def scorer_deadlines_key(key: str) -> str:
+    """The sorted set of the scorers of stream ``key``: name -> Unix time by which it must beat
+    again to count as live (its last beat + :data:`MISSED_BEATS` of its intervals)."""
+    return f"{key}:scorers:due"
+
+
+def beat_scorer(connection: redis.Redis, key: str, consumer: str, now: float | None = None,
+                every_s: float | None = None) -> None:
+    """Record that scorer ``consumer`` of stream ``key`` is alive now, beating each ``every_s``
+    seconds (None: unsaid, it then counts live for :data:`SCORER_MAX_AGE_S`); drop day-old beats."""
     now = time.time() if now is None else now
-    with connection.pipeline(transaction=False) as pipe:
+    with connection.pipeline(transaction=True) as pipe:
         pipe.zadd(scorers_key(key), {consumer: now})
+        if every_s is not None and every_s > 0:
+            pipe.zadd(scorer_deadlines_key(key), {consumer: now + MISSED_BEATS * every_s})
+        else:
+            pipe.zrem(scorer_deadlines_key(key), consumer)
         pipe.zremrangebyscore(scorers_key(key), "-inf", now - SCORER_FORGET_S)
+        pipe.zremrangebyscore(scorer_deadlines_key(key), "-inf", now - SCORER_FORGET_S)
         pipe.execute()
 
 
 def forget_scorer(connection: redis.Redis, key: str, consumer: str) -> None:
     """Remove the heartbeat of a scorer that stops on purpose."""
-    connection.zrem(scorers_key(key), consumer)
+    with connection.pipeline(transaction=True) as pipe:
+        pipe.zrem(scorers_key(key), consumer)
+        pipe.zrem(scorer_deadlines_key(key), consumer)
+        pipe.execute()
 
 
 def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
@@ -210,11 +234,19 @@ def scorer_beats(connection: redis.Redis, key: str) -> dict[str, float]:
             for name, when in connection.zrange(scorers_key(key), 0, -1, withscores=True)}
 
 
+def scorer_limits(connection: redis.Redis, key: str) -> dict[str, float]:
+    """Each scorer of stream ``key`` that said how often it beats, with the age its heartbeat may
+    reach before it counts as dead (:data:`MISSED_BEATS` of its intervals)."""
+    beats = scorer_beats(connection, key)
+    due = {_text(name): float(when)
+           for name, when in connection.zrange(scorer_deadlines_key(key), 0, -1, withscores=True)}
+    return {name: max(0.0, due[name] - when) for name, when in beats.items() if name in due}
+
+
 def live_scorers(connection: redis.Redis, key: str, now: float | None = None) -> int:
-    """How many scorers of stream ``key`` beat within :data:`SCORER_MAX_AGE_S`: readers take
-    checks only while this is above 0, so that no check waits on a scorer that is not there."""
-    now = time.time() if now is None else now
-    return int(connection.zcount(scorers_key(key), now - SCORER_MAX_AGE_S, "+inf"))
+    """How many scorers of stream ``key`` count as live (:attr:`ScorerState.is_live`): readers
+    take checks only while this is above 0, so that no check waits on a scorer that is not there."""
+    return sum(state.is_live for state in scorer_states(connection, key, now, pending=False))
 
 
 @dataclass(frozen=True)
@@ -229,11 +261,14 @@ class ScorerState:
     heartbeat_age_s: float | None
     #: Entries delivered to this scorer and not acknowledged yet.
     pending: int
+    #: The heartbeat age past which it counts as dead: :data:`MISSED_BEATS` of the intervals it
+    #: beats at, or :data:`SCORER_MAX_AGE_S` for a scorer that did not say.
+    max_age_s: float = SCORER_MAX_AGE_S
 
     @property
     def is_live(self) -> bool:
-        """Whether its last heartbeat is at most :data:`SCORER_MAX_AGE_S` old."""
-        return self.heartbeat_age_s is not None and self.heartbeat_age_s <= SCORER_MAX_AGE_S
+        """Whether its last heartbeat is at most :attr:`max_age_s` old."""
+        return self.heartbeat_age_s is not None and self.heartbeat_age_s <= self.max_age_s
 
 
 @dataclass(frozen=True)
@@ -260,16 +295,20 @@ def _pending_by_consumer(connection: redis.Redis, key: str) -> dict[str, int]:
     return {_text(c["name"]): int(c["pending"]) for c in summary.get("consumers") or []}
 
 
-def scorer_states(connection: redis.Redis, key: str, now: float | None = None) -> list[ScorerState]:
-    """Every scorer of stream ``key`` that has a heartbeat or holds entries, by name."""
+def scorer_states(connection: redis.Redis, key: str, now: float | None = None,
+                  pending: bool = True) -> list[ScorerState]:
+    """Every scorer of stream ``key`` that has a heartbeat or holds entries (``pending``: else
+    those with a heartbeat only, without reading the group), by name."""
     now = time.time() if now is None else now
-    beats, held = scorer_beats(connection, key), _pending_by_consumer(connection, key)
+    beats, limits = scorer_beats(connection, key), scorer_limits(connection, key)
+    held = _pending_by_consumer(connection, key) if pending else {}
     states = []
     for name in sorted(set(beats) | {n for n, count in held.items() if count}):
         when = beats.get(name)
         stamp = None if when is None else datetime.fromtimestamp(when, UTC).replace(tzinfo=None)
         states.append(ScorerState(name, None if stamp is None else stamp.isoformat(timespec="seconds") + "Z",
-                                  None if when is None else round(now - when, 1), held.get(name, 0)))
+                                  None if when is None else round(now - when, 1), held.get(name, 0),
+                                  round(limits.get(name, SCORER_MAX_AGE_S), 1)))
     return states
 
 

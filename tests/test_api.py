@@ -587,6 +587,54 @@ def test_a_live_scorer_counts_as_serving_the_model_and_metrics_show_the_stream(c
     assert 'side_prepared_checks{state="waiting"} 1.0' in text and 'side_prepared_checks{state="pending"} 2.0' in text
 
 
+#: A real scorer's loop in its own process, beating every 0.5 s, on an empty stream (so it needs
+#: neither a store nor the model): argv is the Redis URL, the stream key and the scorer's name.
+SCORER_PROCESS = """
+import sys
+import redis
+from workers.jobs import WorkerContext
+from workers.scorer import Scorer
+Scorer(redis.Redis.from_url(sys.argv[1]), sys.argv[2], sys.argv[3], WorkerContext(None, None), heartbeat_s=0.5).run()
+"""
+
+
+def test_a_killed_scorer_counts_as_dead_within_a_few_of_its_heartbeats(client, web_config, redis_db):
+    """Issue 55.8: a scorer killed with SIGKILL (no chance to remove its heartbeat) was counted
+    live by /healthz, and by the readers, for 180 s. It beats every 0.5 s here: within three
+    beats of its death it is dead, /healthz is degraded and readers stop taking checks."""
+    import signal
+    import subprocess
+    import sys
+
+    from service.stream import live_scorers
+
+    beats, missed = 0.5, 3  # its interval, and the beats it may miss (service.stream.MISSED_BEATS)
+    key = stream_key(web_config.service)
+    process = subprocess.Popen([sys.executable, "-c", SCORER_PROCESS, redis_db.url, key, "gpu-k-scorer0"])
+    try:
+        deadline = time.monotonic() + 120  # the import of the scorer's modules takes a while
+        while scorers(client)["live"] == 0:
+            assert process.poll() is None and time.monotonic() < deadline, "the scorer never beat"
+            time.sleep(0.2)
+        assert [s["name"] for s in scorers(client)["scorers"]] == ["gpu-k-scorer0"]
+        assert live_scorers(redis_db.client(), key) == 1
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        killed = time.monotonic()
+        while scorers(client)["live"] == 1:
+            assert time.monotonic() - killed < missed * beats + 5, "a killed scorer still counts as live"
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    dead = scorers(client)
+    [state] = dead["scorers"]
+    assert not dead["ok"] and state["max_age_s"] == missed * beats < state["heartbeat_age_s"]
+    assert client.get("/healthz").get_json()["status"] == "degraded"
+    assert live_scorers(redis_db.client(), key) == 0  # the readers' gate closes as promptly
+
+
 def test_healthz_lists_a_consumer_that_holds_entries_without_a_heartbeat(client, web_config, redis_db):
     connection, key = redis_db.client(), stream_key(web_config.service)
     ensure_group(connection, key)
@@ -594,7 +642,7 @@ def test_healthz_lists_a_consumer_that_holds_entries_without_a_heartbeat(client,
     read_prepared(connection, key, "gpu-c-scorer0", count=1)  # its heartbeat was dropped long ago
     body = scorers(client)
     assert body["scorers"] == [{"name": "gpu-c-scorer0", "last_heartbeat": None, "heartbeat_age_s": None,
-                                "pending": 1}]
+                                "pending": 1, "max_age_s": SCORER_MAX_AGE_S}]
     assert not body["ok"] and body["stream"]["pending"] == 1
 
 

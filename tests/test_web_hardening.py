@@ -312,13 +312,13 @@ def test_while_redis_is_down_posts_get_503_json_with_one_log_line_and_no_traceba
         caplog.clear()
         with caplog.at_level("INFO"):
             response = api_feedback(client, result.id)
-        body = assert_error(response, 503, "redis_unavailable")
+        body = assert_error(response, 503, "queue_unavailable")
         assert "Redis" in body["error"]["message"] and response.headers["Retry-After"] == "30"
         problems = [r for r in caplog.records if r.levelno >= 30]
         assert len(problems) == 1, [r.getMessage() for r in problems]
         assert "Redis unavailable on POST /api/v1/feedback" in problems[0].getMessage()
         assert not any(r.exc_info or r.exc_text for r in caplog.records)
-    assert_error(client.post("/api/v1/checks", json=claims_body()), 503, "redis_unavailable")
+    assert_error(client.post("/api/v1/checks", json=claims_body()), 503, "queue_unavailable")
     page = form_feedback(client, result.id, token, headers=HTML)
     assert page.status_code == 503 and page.mimetype == "text/html"
     assert store.feedback_for(result.id) == []  # nothing was taken in without a limit

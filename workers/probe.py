@@ -47,7 +47,7 @@ from side.errors import SideError
 
 #: A heartbeat older than this means the worker is stuck: idle workers beat about every 60 s
 #: (the dequeue timeout of the default --maintenance 60), busy ones and scorers every 30 s.
-#: /healthz counts a scorer live up to the same age.
+#: (/healthz and the readers are quicker: a scorer is dead for them after three of its intervals.)
 DEFAULT_MAX_AGE_S = SCORER_MAX_AGE_S
 #: Start-up allowance for loading the verifier and the evidence index on a shared CPU.
 DEFAULT_GRACE_S = 600.0

@@ -122,7 +122,7 @@ class Scorer:
         if not force and time.monotonic() - self._last_beat < self.heartbeat_s:
             return
         notify_systemd("WATCHDOG=1")
-        beat_scorer(self.connection, self.key, self.consumer)
+        beat_scorer(self.connection, self.key, self.consumer, every_s=self.heartbeat_s)
         self._last_beat = time.monotonic()
 
     def _beating(self) -> AbstractContextManager[threading.Event]:

@@ -133,10 +133,11 @@ REDIS_RETRY_AFTER_S = 30
 def _handle_redis_error(exc: redis.RedisError) -> Response:
     """Redis unreachable where a request needs it (above all the rate limiter, which runs before
     every POST): fail closed with a 503, never serve without limits, and log one line without a
-    traceback, since the cause is known and a traceback per request would flood the log."""
+    traceback, since the cause is known and a traceback per request would flood the log. The code
+    is the queue's (``queue_unavailable``): to a client every Redis outage is the same one."""
     log.warning("Redis unavailable on %s %s: %s: %s", request.method, request.path, type(exc).__name__,
                 str(exc).splitlines()[0][:200] if str(exc) else "")
-    return error_response(503, "redis_unavailable", "the service's Redis is unreachable (rate limits and "
+    return error_response(503, "queue_unavailable", "the service's Redis is unreachable (rate limits and "
                           "the queue need it); retry later", [("Retry-After", str(REDIS_RETRY_AFTER_S))])
 
 

@@ -72,10 +72,12 @@ def workers_health(queue: dict[str, Any], supervised: list[dict[str, Any]] | Non
 def scorers_health(svc: Services, redis_ok: bool = True) -> dict[str, Any]:
     """Scorers (``side-worker --role scorer``) and the stream that feeds them.
 
-    Live scorers are those whose heartbeat is at most ``SCORER_MAX_AGE_S`` old, as for
-    ``workers.probe --role scorer``. Not ok when prepared checks wait or are pending with no live
-    scorer, or when scorers were heartbeating and none still is; a deployment without scorers
-    (no heartbeat, an empty stream) is ok.
+    Live scorers are those whose heartbeat is at most ``max_age_s`` old: ``MISSED_BEATS`` of the
+    interval each scorer beats at (a killed scorer is dead within a few of its beats), or
+    ``SCORER_MAX_AGE_S`` for one that did not say, as for ``workers.probe --role scorer``. Not
+    ok when prepared checks wait or are pending with no live scorer, or when scorers were
+    heartbeating and none still is; a deployment without scorers (no heartbeat, an empty
+    stream) is ok.
     """
     key = stream_key(svc.config.service)
     down = {"ok": False, "live": 0, "scorers": [], "stream": {"key": key}}
