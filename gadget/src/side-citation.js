@@ -13,6 +13,27 @@ var TITLE_FIELDS = [ 'title', 'script-title', 'chapter', 'trans-title', 'titel' 
 var OPAQUE = /<!--[\s\S]*?(?:-->|$)|<(nowiki|pre|math|source|syntaxhighlight|score|timeline|graph|templatedata|chem|ce|hiero|mapframe|maplink|templatestyles)\b[^>]*?(?:\/>|>[\s\S]*?(?:<\/\1\s*>|$))/gi;
 var LINK_OR_URL = /\[((?:(?:https?|ftp):)?\/\/[^\s\]<>"]+)([^\]\n]*)\]|((?:https?|ftp):\/\/[^\s<>[\]"{}|]+)/gi;
 
+/*
+ * The magic words {{!}} and {{=}}: MediaWiki expands them to "|" and "=" before it reads a
+ * template's parameters or a link, so they are the only way to write those characters in a
+ * citation's URL or title (side.extract.wikitext reads them so too). Here they are first read as
+ * the characters' entities, which split no parameter and end no link, then as the characters:
+ * "|" in a URL percent-encoded, as MediaWiki links it.
+ */
+var MAGIC_CHAR = /\{\{\s*([!=])\s*\}\}/g;
+var MAGIC_ENTITIES = { '!': '&#124;', '=': '&#61;' };
+
+function withMagicEntities( body ) {
+	return body.replace( MAGIC_CHAR, function ( whole, character ) {
+		return MAGIC_ENTITIES[ character ];
+	} );
+}
+
+/* A URL with the pipe and equals entities as the characters ("|" as %7C). */
+function urlText( url ) {
+	return url.replace( /&#(?:124|x7c);/gi, '%7C' ).replace( /&#(?:61|x3d);/gi, '=' ).replace( /\|/g, '%7C' );
+}
+
 function contains( list, value ) {
 	return list.indexOf( value ) !== -1;
 }
@@ -116,7 +137,7 @@ function field( params, names, raw ) {
 				value = wikitext.cleanText( wikitext.plainText( value ) );
 			}
 			if ( value ) {
-				return value;
+				return raw ? urlText( value ) : value;
 			}
 		}
 	}
@@ -141,7 +162,9 @@ function trimUrl( url ) {
  * @return {{kind: string, template: (string|null), url: (string|null), title: (string|null)}}
  */
 function parseCitation( body ) {
-	var spans = topTemplates( body ), templates, outside, match, i, title;
+	var spans, templates, outside, match, i, title;
+	body = withMagicEntities( body );
+	spans = topTemplates( body );
 	templates = spans.map( function ( span ) {
 		var parts = wikitext.splitPipes( body.slice( span[ 0 ] + 2, span[ 1 ] - 2 ) );
 		return { name: wikitext.templateName( parts[ 0 ] ), params: wikitext.templateParams( parts ) };
@@ -166,10 +189,10 @@ function parseCitation( body ) {
 	match = LINK_OR_URL.exec( outside );
 	if ( match && match[ 1 ] ) {
 		title = wikitext.cleanText( wikitext.plainText( match[ 2 ] ) );
-		return { kind: 'external_link', template: null, url: match[ 1 ], title: title || null };
+		return { kind: 'external_link', template: null, url: urlText( match[ 1 ] ), title: title || null };
 	}
 	if ( match ) {
-		return { kind: 'bare_url', template: null, url: trimUrl( match[ 3 ] ), title: null };
+		return { kind: 'bare_url', template: null, url: trimUrl( urlText( match[ 3 ] ) ), title: null };
 	}
 	for ( i = 0; i < templates.length; i++ ) {
 		if ( URL_FIELDS.concat( TITLE_FIELDS ).some( Object.prototype.hasOwnProperty.bind( templates[ i ].params ) ) ) {

@@ -41,6 +41,17 @@ var ERROR_MESSAGES = {
 	failed: 'side-error-failed'
 };
 
+/*
+ * Whether ``url`` may become a link: only an absolute http(s) URL. The service's URLs come from
+ * cited pages and the evidence index, which anyone can write to; a ``javascript:`` or ``data:``
+ * URL in an ``href`` would run in the wiki's origin when clicked. The scheme is read from the
+ * string's very start (no leading space, which a browser would strip), so nothing a browser
+ * reads as another scheme passes.
+ */
+function isWebUrl( url ) {
+	return typeof url === 'string' && /^https?:\/\/[^/\\\s]/i.test( url );
+}
+
 /* The evidence sentence with the highest score (the list may be in source order). */
 function strongest( evidence ) {
 	var best = null;
@@ -160,16 +171,29 @@ function createPanel( options ) {
 		}
 	}
 
+	/* The dashboard link, for an http(s) URL only (isWebUrl); any other hides the link. */
 	function setDashboard( url ) {
-		dashboard.hidden = !url;
-		if ( url ) {
+		var usable = isWebUrl( url );
+		dashboard.hidden = !usable;
+		if ( usable ) {
 			dashboard.href = url;
+		} else {
+			dashboard.removeAttribute( 'href' );
 		}
 	}
 
+	/* A suggestion's title as a link to its http(s) URL; any other URL is shown as text, never linked. */
+	function suggestionLink( suggestion ) {
+		var text = suggestion.title || suggestion.url;
+		if ( !isWebUrl( suggestion.url ) ) {
+			return el( 'span', 'side-suggestion__link side-suggestion__link--unlinked', text );
+		}
+		return el( 'a', 'side-suggestion__link', text,
+			{ href: suggestion.url, target: '_blank', rel: 'noopener nofollow' } );
+	}
+
 	function suggestionRow( item, suggestion ) {
-		var row = el( 'li', 'side-suggestion' ), link = el( 'a', 'side-suggestion__link',
-				suggestion.title || suggestion.url, { href: suggestion.url, target: '_blank', rel: 'noopener nofollow' } ),
+		var row = el( 'li', 'side-suggestion' ), link = suggestionLink( suggestion ),
 			inserted = item.inserted && item.inserted[ suggestion.url ],
 			reuse = suggestion.origin === 'article',
 			// Messages: side-inserted, side-insert, side-reuse

@@ -110,6 +110,40 @@ describe( 'the hints panel', () => {
 		expect( inserts ).toEqual( [ [ 'k0', own.url ] ] );
 	} );
 
+	it( 'links a better source only at an http(s) URL, showing any other as text', () => {
+		// eslint-disable-next-line no-script-url -- the hostile URL this test feeds the panel
+		const hostile = [ 'javascript:alert(document.cookie)', ' JavaScript:alert(1)', 'data:text/html,<script>x</script>',
+			'vbscript:msgbox(1)', '//evil.example/x', '' ];
+		panelWith( [ { result: result( 'not_supported', { suggestions: [ SUGGESTION,
+			{ url: 'HTTP://Example.org/ok', title: 'Upper case scheme' },
+			...hostile.map( ( url, n ) => ( { url, title: `Hostile ${ n }`, cite: '{{cite web}}' } ) ) ] } ) } ] );
+		const links = [ ...row( 'not_supported' ).querySelectorAll( '.side-suggestion__link' ) ];
+		expect( links.map( ( node ) => node.textContent ) ).toEqual(
+			[ 'Alsea history', 'Upper case scheme', ...hostile.map( ( url, n ) => `Hostile ${ n }` ) ] );
+		expect( links.slice( 0, 2 ).map( ( node ) => node.getAttribute( 'href' ) ) ).toEqual(
+			[ SUGGESTION.url, 'HTTP://Example.org/ok' ] );
+		links.slice( 2 ).forEach( ( node ) => {
+			expect( node.tagName ).toBe( 'SPAN' );
+			expect( node.hasAttribute( 'href' ) ).toBe( false );
+		} );
+		expect( [ ...document.querySelectorAll( '[href]' ) ].map( ( node ) => node.getAttribute( 'href' ) )
+			.filter( ( href ) => !/^https?:\/\//i.test( href ) ) ).toEqual( [] );
+	} );
+
+	it( 'shows the dashboard link for an http(s) URL only', () => {
+		const panel = panelWith( [] );
+		const dashboard = document.querySelector( '.side-panel__dashboard' );
+		panel.setDashboard( 'https://side.example/dashboard/pages/enwiki/Alsea' );
+		expect( dashboard.hidden ).toBe( false );
+		expect( dashboard.getAttribute( 'href' ) ).toBe( 'https://side.example/dashboard/pages/enwiki/Alsea' );
+		// eslint-disable-next-line no-script-url -- the hostile URL this test feeds the panel
+		[ 'javascript:alert(1)', 'data:text/html,x', '/relative', null ].forEach( ( url ) => {
+			panel.setDashboard( url );
+			expect( { url, hidden: dashboard.hidden, href: dashboard.getAttribute( 'href' ) } )
+				.toEqual( { url, hidden: true, href: null } );
+		} );
+	} );
+
 	it( 'says a citation could not be checked with the service\'s reason, never as a failure', () => {
 		panelWith( [ { result: result( 'cannot_check', { level_reason: 'soft 404: the page says "not found"',
 			source_error: 'an older reason', score: null, evidence: [], flagged: false } ) } ] );

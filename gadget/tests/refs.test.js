@@ -90,6 +90,17 @@ describe( 'findRefs on a hand-written article', () => {
 		expect( new Set( uses.map( ( use ) => use.key ) ).size ).toBe( uses.length );
 	} );
 
+	it( 'reads {{!}} in a citation as a pipe: %7C in its URL, | in its title, as side.extract.wikitext does', () => {
+		const found = findRefs( 'The harbour opened in 1902.<ref>{{cite web |url=http://news.example/a?id=7{{!}}8&lang=en ' +
+			'|title=Port {{ ! }} Harbour}}</ref> It was rebuilt.<ref>[http://news.example/a?id=7{{!}}8 Port]</ref> ' +
+			'It is long.<ref>http://news.example/a?id=7{{!}}8{{!}}</ref> It is old.<ref>{{cite web |url=http://x.example/a{{=}}b}}</ref>' );
+		expect( found.map( ( use ) => [ use.kind, use.url ] ) ).toEqual( [
+			[ 'template', 'http://news.example/a?id=7%7C8&lang=en' ], [ 'external_link', 'http://news.example/a?id=7%7C8' ],
+			[ 'bare_url', 'http://news.example/a?id=7%7C8%7C' ], [ 'template', 'http://x.example/a=b' ] ] );
+		expect( found[ 0 ].title ).toBe( 'Port | Harbour' );
+		expect( found[ 1 ].title ).toBe( 'Port' );
+	} );
+
 	it( 'never throws on broken wikitext and treats an unclosed {{ as text', () => {
 		const text = 'Broken {{cite web |url=x\n\nSecond paragraph.<ref>https://example.org/a</ref> <ref>unclosed';
 		const found = findRefs( text );
