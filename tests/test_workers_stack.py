@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from harness.redis import free_port, require_redis_server
-from harness.stack import TEST_ENV, pid_alive, web_available
+from harness.stack import TEST_ENV, pid_alive
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +65,6 @@ def test_side_stack_starts_redis_and_a_worker_and_stops_them(tmp_path):
         process.stdout.close()
 
 
-@pytest.mark.skipif(not web_available(), reason="the web service (gadget.server.serve) is not written yet")
 def test_side_stack_serves_the_api(tmp_path):
     import requests
 
@@ -105,7 +104,6 @@ def first_slot(health: dict) -> dict:
     return slots[0] if slots else {}
 
 
-@pytest.mark.skipif(not web_available(), reason="the web service (gadget.server.serve) is not written yet")
 def test_a_killed_worker_is_restarted_while_redis_and_the_api_keep_serving(tmp_path):
     """kill -9 the only worker: the stack stays up, the API still takes a check, a new worker
     comes up after the backoff (/healthz shows the restart and the exit) and runs the check."""

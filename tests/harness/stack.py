@@ -16,14 +16,12 @@ process group, at the end of the module::
 
 ``env`` reaches every part (``SIDE_*`` settings, e.g. ``SIDE_SERVICE_CORS_ORIGINS``);
 ``var_dir`` points the parts at a folder holding an evidence index (``var_dir/index``);
-``with_web=False`` starts Redis and workers only (skipped automatically while the web
-service's module cannot be imported). Torch runs on 2 threads per worker, so tests share the
-machine.
+``with_web=False`` starts Redis and workers only. Torch runs on 2 threads per worker, so tests
+share the machine.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import time
@@ -36,7 +34,7 @@ import pytest
 
 from service.store import Check, CheckRequest, Store
 from side.config import ServiceConfig
-from workers.stack import WEB_MODULE, Part, Stack
+from workers.stack import Part, Stack
 
 from harness.redis import RedisServer, free_port, require_redis_server
 
@@ -45,13 +43,6 @@ from harness.redis import RedisServer, free_port, require_redis_server
 TEST_WORKER_ARGS = ["--heartbeat", "2", "--maintenance", "3", "--requeue-after", "3"]
 TEST_ENV = {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
             "TOKENIZERS_PARALLELISM": "false"}
-
-
-def web_available() -> bool:
-    try:
-        return importlib.util.find_spec(WEB_MODULE) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 @dataclass
@@ -151,8 +142,6 @@ def start_service_stack(folder: Path, env: dict[str, str] | None = None, with_we
     reach both this process's :meth:`ServiceStack.submit` and the parts (as ``SIDE_SERVICE_*``).
     """
     require_redis_server()
-    if with_web and not web_available():
-        pytest.skip(f"the web service ({WEB_MODULE}) is not written yet")
     folder.mkdir(parents=True, exist_ok=True)
     server = RedisServer(folder / "redis").start()
     overrides = dict(config or {})
