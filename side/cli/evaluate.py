@@ -12,10 +12,19 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from side.cli import eval_extraction, eval_lead, eval_retrieval, eval_sources, eval_verify, eval_window
+    from side.cli import (
+        eval_extraction,
+        eval_framing,
+        eval_lead,
+        eval_retrieval,
+        eval_sources,
+        eval_verify,
+        eval_window,
+    )
 
     parser = sub.add_parser(
-        "eval", help="measure quality (extraction, source states, retrieval, verification, judge window, lead claims)")
+        "eval", help="measure quality (extraction, source states, retrieval, verification, judge window, lead claims, "
+        "wrapped claims)")
     evals = parser.add_subparsers(dest="evaluation", metavar="EVALUATION", required=True)
-    for module in (eval_extraction, eval_sources, eval_retrieval, eval_verify, eval_window, eval_lead):
+    for module in (eval_extraction, eval_sources, eval_retrieval, eval_verify, eval_window, eval_lead, eval_framing):
         module.register(evals)

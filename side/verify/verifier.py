@@ -51,6 +51,7 @@ from side.verify.evidence import (
     select_evidence,
     soft_coverage,
 )
+from side.verify.framing import Frame, frame_note, unframed
 from side.verify.levels import LevelThresholds, VerdictLevel, part_levels
 from side.verify.unsupported import UNSUPPORTED_FILE, UnsupportedTagger
 
@@ -255,11 +256,12 @@ class Shortlist:
 
 def shortlist_source(claim: str, sentences: list[str], budget: int = VerifierConfig.shortlist,
                      neighbours: int = VerifierConfig.shortlist_neighbours) -> Shortlist:
-    """The :class:`Shortlist` of ``claim`` against ``sentences`` (already :func:`bounded_sentences`)."""
+    """The :class:`Shortlist` of ``claim`` against ``sentences`` (already :func:`bounded_sentences`);
+    framed restatements of the claim (:mod:`side.verify.framing`) score no BM25."""
     reason = cannot_check_reason(claim, sentences)
     if reason:
         return Shortlist(reason)
-    lexical = bm25_scores(claim, sentences)
+    lexical = bm25_scores(claim, unframed(claim, sentences)[0])
     return Shortlist("", tuple(float(x) for x in lexical), tuple(lexical_shortlist(lexical, budget, neighbours)))
 
 
@@ -342,6 +344,9 @@ class Prepared:
     parts: list[Prepared] = field(default_factory=list)
     #: :func:`side.verify.evidence.soft_coverage` of the claim by the candidates.
     soft_coverage: float = 0.0
+    #: Sentences that repeat the claim only to deny it, report it or instruct (blanked in
+    #: :attr:`sentences`; :mod:`side.verify.framing`).
+    frames: tuple[Frame, ...] = ()
 
     @property
     def decided(self) -> Verdict:
@@ -428,12 +433,14 @@ class Verifier:
         return shortlist_source(claim, bounded_sentences(sentences), self.shortlist, self.shortlist_neighbours)
 
     def _prepare(self, query: Query, sentences: list[str], shortlist: Shortlist | None = None) -> Prepared:
-        """``shortlist``: the pair's :class:`Shortlist` when a reader made it already."""
+        """``shortlist``: the pair's :class:`Shortlist` when a reader made it already. A framed
+        restatement of the claim is blanked first, so no signal counts it as support."""
         sentences = bounded_sentences(sentences)
         if shortlist is None:
             shortlist = shortlist_source(query.claim, sentences, self.shortlist, self.shortlist_neighbours)
         if shortlist.reason:
             return Prepared(query, sentences, [], not_enough_info(shortlist.reason))
+        sentences, found = unframed(query.claim, sentences)
         lexical = np.asarray(shortlist.lexical, dtype=np.float32)
         embedded = list(shortlist.embedded)
         vectors = self.embeddings.encode([sentences[i] for i in embedded] + [query.claim], batch_size=64)
@@ -444,7 +451,7 @@ class Verifier:
         pairs += [judged.pair(text) for text in self.windows(sentences, candidates)]
         words = self.embeddings.token_vectors([query.claim] + [c.text for c in candidates])
         soft = soft_coverage(words[0][0], words[0][1], [vectors for _, vectors in words[1:]])
-        return Prepared(query, sentences, candidates, None, pairs, selection, soft_coverage=soft)
+        return Prepared(query, sentences, candidates, None, pairs, selection, soft_coverage=soft, frames=found)
 
     def windows(self, sentences: list[str], candidates: list[Candidate]) -> list[str]:
         """The passages judged beside the single candidates: for a model trained on chunks
@@ -557,6 +564,8 @@ class Verifier:
         level_signals = dict(signals)
         if parts:
             level_signals.update(parts=float(len(parts)), part_min=min(parts), part_max=max(parts))
+        if item.frames:
+            level_signals["framed"] = float(len(item.frames))
         level = verdict_level(score, level_signals, levels)
         order = evidence_order(item.query, probs[: len(item.candidates), SUPPORTS])
         item.evidence_order = [item.candidates[i].index for i in order]
@@ -576,4 +585,5 @@ class Verifier:
             unsupported=self._unsupported(item, [item.candidates[i].text for i in order], level) if shown else (),
             probabilities={name: round(float(p), 4) for name, p in zip(LABELS, probs[best], strict=False)},
             evidence=evidence, signals={k: round(v, 4) for k, v in level_signals.items()},
+            reason=frame_note(item.frames) if level.needs_review else "",
         )
