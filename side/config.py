@@ -442,8 +442,15 @@ class JudgeConfig:
     #: train construction (`python benchmarks/judge_band.py --items 320 --precision 0.8`; docs/judge.md).
     band_low: float = 0.309
     band_high: float = 0.8263
+    #: Side's support score the judge's quote(s) must reach against the claim before a supported
+    #: or partially supported verdict is taken (a quote on the page proves it is there, not that it
+    #: backs the claim). Chosen on WiCE train: the highest cut that keeps 90% of honest quotes
+    #: (gold evidence of a claim's supported part, and of the claim); 3.3% of unrelated sentences of
+    #: the same page pass it (`python benchmarks/judge_quote_cut.py --keep 0.9 --claims 200`, the
+    #: first 200 train claims; docs/judge.md).
+    quote_cut: float = 0.135
     #: The prompt's version; part of every cache key (side.verify.judge.PROMPT_VERSION).
-    prompt_version: str = "side-judge-2"
+    prompt_version: str = "side-judge-3"
     #: Tokens the model may answer with.
     max_tokens: int = 384
     #: Tokens of source text in the evidence window sent with each claim.
@@ -461,9 +468,50 @@ class JudgeConfig:
         return self.mode if self.endpoint else "off"
 
     def allowed(self, url: str) -> bool:
-        """Whether ``url`` starts with one of ``allow_endpoints`` (compared without a trailing slash)."""
-        url = url.rstrip("/")
-        return any(url == p.rstrip("/") or url.startswith(p.rstrip("/") + "/") for p in self.allow_endpoints if p)
+        """Whether ``url`` lies within one of ``allow_endpoints``: the same scheme, host and port
+        exactly (host in lower case, a default port written or not) and a path that is the
+        prefix's or below it, compared segment by segment after percent-decoding and resolving
+        "." and ".." (so ``…/v1/../../x`` is not inside ``…/v1``). A URL with user info, a query
+        or a fragment, or a path segment that decodes to a slash, is never allowed."""
+        target = _endpoint_parts(url)
+        return target is not None and any(
+            (prefix := _endpoint_parts(p)) is not None and target[0] == prefix[0]
+            and target[1][: len(prefix[1])] == prefix[1] for p in self.allow_endpoints if p)
+
+
+#: The port a URL means when it names none.
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _endpoint_parts(url: str) -> tuple[tuple[str, str, int], tuple[str, ...]] | None:
+    """((scheme, host, port), path segments) of an http(s) URL as a server would resolve it, or
+    None for a URL an allowlist should never pass (another scheme, no host, user info, a query or
+    fragment, a bad port, an encoded slash or backslash). Dot segments are resolved; a ".." above
+    the root is dropped, as servers do. A trailing slash is no segment of its own."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc or parts.query or parts.fragment:
+        return None
+    segments: list[str] = []
+    raw = parts.path.split("/")[1:] if parts.path.startswith("/") else parts.path.split("/")
+    for n, segment in enumerate(raw):
+        decoded = unquote(segment)
+        if "/" in decoded or "\\" in decoded:
+            return None
+        if decoded == "..":
+            if segments:
+                segments.pop()
+        elif decoded == "." or (decoded == "" and n == len(raw) - 1):
+            continue
+        else:
+            segments.append(decoded)
+    return (scheme, parts.hostname.lower().rstrip("."), port or _DEFAULT_PORTS[scheme]), tuple(segments)
 
 
 @dataclass
@@ -747,7 +795,9 @@ def _check(cfg: Config) -> None:
     if not 0.0 <= judge.band_low <= judge.band_high <= 1.0:
         raise ConfigError(f"judge.band_low <= judge.band_high must lie in [0, 1], got {judge.band_low}, "
                           f"{judge.band_high}")
-    if judge.endpoint and not judge.endpoint.startswith(("http://", "https://")):
+    if not 0.0 <= judge.quote_cut <= 1.0:
+        raise ConfigError(f"judge.quote_cut must lie in [0, 1], got {judge.quote_cut}")
+    if judge.endpoint and not judge.endpoint.lower().startswith(("http://", "https://")):
         raise ConfigError(f"judge.endpoint must be an http(s) URL, got {judge.endpoint!r}")
     if judge.endpoint and not judge.allowed(judge.endpoint):
         raise ConfigError(f"judge.endpoint {judge.endpoint} is not in judge.allow_endpoints: claims and source "

@@ -52,6 +52,7 @@ from side.results import (
 )
 from side.retrieval.pool import bm25_max, order_by
 from side.text import split_sentences
+from side.verify.cascade import note_instructions
 from side.verify.judge import SIDE
 from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Query, Shortlist, Verdict, Verifier
@@ -92,8 +93,11 @@ class Pipeline:
                  candidates: int = DEFAULT_CANDIDATES, flag_threshold: float | None = None,
                  own_sources: int = DEFAULT_OWN_SOURCES, cascade: Cascade | None = None) -> None:
         self.verifier = verifier
-        #: The LLM judge's tier (:mod:`side.verify.cascade`); None: Side decides every verdict.
+        #: The LLM judge's tier (:mod:`side.verify.cascade`); None: Side decides every verdict. Its
+        #: judge's quotes are scored by this verifier (no second model is loaded).
         self.cascade = cascade
+        if cascade is not None:
+            cascade.use_verifier(verifier)
         self.retriever = retriever
         self.load_source = load_source or make_source_loader(retriever)
         self.candidates = candidates
@@ -241,6 +245,9 @@ class Pipeline:
                 result.verdict = verdict
             else:
                 found.setdefault(id(result), []).append((hit, verdict))
+        for results, _, _ in groups:
+            for result in results:
+                note_instructions(result)  # a page written to steer an LLM says so on its Result
         if self.cascade is not None:
             self.cascade.run([result for results, _, _ in groups for result in results])
         for results, _, _ in groups:

@@ -201,6 +201,10 @@ class Result:
     foreign_sentences: list[str] = field(default_factory=list, repr=False)
     #: ... and its language code.
     source_language: str = ""
+    #: Instruction-like phrases the cited source holds ("ignore previous instructions", "answer
+    #: supported"...: :data:`side.verify.judge.INSTRUCTION_PATTERNS`), a sign of a page written to
+    #: steer an LLM judge; noted for the reader, never obeyed, no change to the verdict.
+    source_instructions: list[str] = field(default_factory=list)
 
     @property
     def judge_pending(self) -> bool:
@@ -241,6 +245,7 @@ class Result:
             "source_copy": self.source_copy, "source_url": self.source_url, "source_fallback": self.source_fallback,
             "decided_by": self.decided_by, "judge": self.judge.to_dict() if self.judge else None,
             "judge_note": self.judge_note, "judge_pending": self.judge_pending,
+            "source_instructions": list(self.source_instructions),
         }
 
     @classmethod
@@ -260,6 +265,7 @@ class Result:
             decided_by=str(data.get("decided_by") or SIDE),
             judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
             judge_note=str(data.get("judge_note") or ""),
+            source_instructions=[str(p) for p in data.get("source_instructions") or []],
         )
 
 

@@ -19,7 +19,7 @@ from side.evaluation.judge import (
     summarize,
 )
 from side.verify.cascade import CascadeSettings
-from side.verify.judge import JudgeVerdict
+from side.verify.judge import JudgeVerdict, QuoteCheck
 from side.verify.levels import VerdictLevel
 
 
@@ -95,8 +95,10 @@ def test_method_metrics_on_a_hand_made_set():
 
 
 def _verdict(level: VerdictLevel, found: bool = True, confidence: float = 1.0) -> JudgeVerdict:
+    """A reviewed verdict: a quote found is one Side's verifier backed (side.verify.cascade.review_verdict)."""
     return JudgeVerdict(level, ("a quote of words",) if found else (), "", confidence, "m", quote_found=found,
-                        prompt_tokens=500, latency_s=1.0)
+                        prompt_tokens=500, latency_s=1.0,
+                        quote_check=QuoteCheck.BACKED if found else QuoteCheck.UNCHECKED)
 
 
 def test_cascade_takes_the_judges_accepted_verdicts_inside_the_band_only():

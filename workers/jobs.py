@@ -51,7 +51,7 @@ from side.pipeline import Pipeline, ReadSource, Result
 from side.prepared import PreparedCheck, Preparer
 from side.priority import Priority
 from side.sources.batch import call_with_deadline
-from side.verify.judge import Judge, JudgeError, JudgeUnavailable
+from side.verify.judge import Judge, JudgeError, JudgeRequest, JudgeUnavailable, JudgeVerdict
 from side.verify.lead import LeadVerdict
 
 log = logging.getLogger(__name__)
@@ -249,10 +249,22 @@ def _schedule_judgements(context: WorkerContext, check_id: str, pending: int, ag
     context.schedule_judgements(check_id, again)
 
 
+def review_judgement(context: WorkerContext, request: JudgeRequest, verdict: JudgeVerdict) -> JudgeVerdict:
+    """``verdict`` with Side's check of its quotes, by the cascade of this worker's Pipeline (its
+    verifier is loaded already). A worker without one leaves it unchecked, so a supported verdict
+    is not taken (the store keeps it with the reason): the quote check is never skipped."""
+    cascade = getattr(context.pipeline, "cascade", None)
+    if cascade is None:
+        log.warning("this worker has no verifier to score the judge's quotes: a supported verdict is not taken")
+        return verdict.unchecked()
+    return cascade.review(request, verdict)
+
+
 def run_judgements(check_id: str) -> dict[str, Any]:
     """Ask the judge about ``check_id``'s citations left to be judged later.
 
-    Each verdict is stored on its result as it comes (:meth:`Store.record_judgement`); one the
+    Each verdict is stored on its result as it comes (:meth:`Store.record_judgement`), after Side's
+    verifier has scored its quotes (:func:`review_judgement`, as the cascade does); one the
     endpoint still cannot give stays pending, and this job is queued again for those. An answer
     that is no verdict at all (malformed) ends the wait: Side's verdict stands, with the reason.
     """
@@ -273,7 +285,7 @@ def run_judgements(check_id: str) -> dict[str, Any]:
         except JudgeError as exc:
             store.drop_judgement(item.id, f"the LLM gave no usable verdict ({exc}); Side's verdict stands")
             continue
-        store.record_judgement(item.id, verdict)
+        store.record_judgement(item.id, review_judgement(context, item.request, verdict))
         judged += 1
     if left:
         _schedule_judgements(context, check_id, left, again=True)

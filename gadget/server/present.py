@@ -123,7 +123,7 @@ class Presenter:
             "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),
             "decided_by": result.decided_by, "judge_note": result.judge_note, "judge_pending": result.judge_pending,
-            "judge": _judge(result),
+            "judge": _judge(result), "source_instructions": list(result.source_instructions),
         }
 
     def check(self, check: Check, results: list[StoredResult]) -> dict[str, Any]:
@@ -138,10 +138,12 @@ class Presenter:
 
 
 def _judge(result: StoredResult) -> dict[str, Any] | None:
-    """What the LLM judge answered, when it was asked: its level, quotes and whether they were found."""
+    """What the LLM judge answered, when it was asked: its level, quotes, whether they were found
+    and what Side's verifier made of them."""
     judge = result.judge
     if judge is None:
         return None
     return {"model": judge.model, "level": judge.level.value, "quotes": list(judge.quotes),
             "quote_found": judge.quote_found, "accepted": judge.accepted, "unsupported": judge.unsupported,
-            "confidence": judge.confidence, "prompt_version": judge.prompt_version}
+            "confidence": judge.confidence, "prompt_version": judge.prompt_version,
+            "quote_check": judge.quote_check.value, "quote_support": judge.quote_support}

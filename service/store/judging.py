@@ -106,7 +106,9 @@ class JudgeLedger:
         """Put the judge's ``verdict`` on the pending citation's result and drop the row, in one
         transaction. An accepted verdict replaces the level (and the flag that follows from it) and
         names the model as who decided; a rejected one is kept with why. Returns whether it was
-        accepted; a row already taken by another worker is a :class:`StoreError`."""
+        accepted; a row already taken by another worker is a :class:`StoreError`. ``verdict`` is
+        the reviewed one (:meth:`side.verify.cascade.Cascade.review`): a supported or partially
+        supported verdict whose quotes Side's verifier did not back is kept, not taken."""
         with self.engine.begin() as conn:
             pending = conn.execute(sa.select(judge_pending).where(judge_pending.c.id == pending_id)).first()
             if pending is None:
@@ -115,16 +117,17 @@ class JudgeLedger:
             conn.execute(results.update().where(results.c.id == pending.result_id).values(
                 **_judged_values(row, verdict)))
             conn.execute(judge_pending.delete().where(judge_pending.c.id == pending_id))
-        return verdict.accepted
+        return not verdict.rejection_for(VerdictLevel(row["level"]) if row["verdict"] else None)
 
 
 def _judged_values(row: Any, verdict: JudgeVerdict) -> dict[str, Any]:
     """The result row's new values once the judge has answered."""
     values: dict[str, Any] = {"judge": _json(verdict.to_dict()), "judge_pending": False}
-    if not verdict.accepted:
-        values["judge_note"] = verdict.rejection
-        return values
     old_level = VerdictLevel(row["level"])
+    rejection = verdict.rejection_for(old_level if row["verdict"] else None)
+    if rejection:  # a supported verdict lifts a level Side scored only with its quotes backed
+        values["judge_note"] = rejection
+        return values
     flagged_otherwise = bool(row["flagged"]) and not old_level.needs_review  # e.g. a better source
     reasons = [r for r in json.loads(row["reasons"]) if not r.startswith("to be judged later")]
     reasons.append(f"{verdict.decided_by}: {verdict.level.text}")

@@ -255,6 +255,8 @@ class StoredResult:
     judge_note: str = ""
     #: ... and whether the citation waits to be judged later (it keeps Side's verdict until then).
     judge_pending: bool = False
+    #: Instruction-like phrases the cited source holds (:attr:`side.results.Result.source_instructions`).
+    source_instructions: list[str] = field(default_factory=list)
 
     @property
     def claim_text(self) -> str:
@@ -286,7 +288,7 @@ class StoredResult:
                 "wiki": self.wiki, "title": self.title, "revision": self.revision,
                 "parent_revision": self.parent_revision, "origin": self.origin, "decided_by": self.decided_by,
                 "judge": self.judge.to_dict() if self.judge else None, "judge_note": self.judge_note,
-                "judge_pending": self.judge_pending}
+                "judge_pending": self.judge_pending, "source_instructions": list(self.source_instructions)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StoredResult:
@@ -311,7 +313,8 @@ class StoredResult:
                    priority=Priority.from_dict(data.get("priority")),
                    decided_by=str(data.get("decided_by") or "Side"),
                    judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
-                   judge_note=str(data.get("judge_note") or ""), judge_pending=bool(data.get("judge_pending")))
+                   judge_note=str(data.get("judge_note") or ""), judge_pending=bool(data.get("judge_pending")),
+                   source_instructions=[str(p) for p in data.get("source_instructions") or []])
 
 
 @dataclass(frozen=True)

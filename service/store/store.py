@@ -406,6 +406,7 @@ def _result_row(check: Check, position: int, result: Result, now: datetime, rank
         "review_status": ReviewStatus.OPEN, "reviewed_at": None, "created_at": now,
         "decided_by": result.decided_by[:255], "judge": _json(result.judge.to_dict()) if result.judge else None,
         "judge_note": result.judge_note or None, "judge_pending": result.judge_pending,
+        "source_instructions": _json(result.source_instructions) if result.source_instructions else None,
     }
 
 
@@ -439,6 +440,7 @@ def _result_record(row) -> StoredResult:
     data["judge"] = JudgeVerdict.from_dict(json.loads(data["judge"])) if data["judge"] else None
     data["judge_note"] = data["judge_note"] or ""
     data["judge_pending"] = bool(data["judge_pending"])
+    data["source_instructions"] = json.loads(data["source_instructions"] or "[]")
     return StoredResult(**data)
 
 

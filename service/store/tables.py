@@ -86,6 +86,8 @@ results = sa.Table(
     sa.Column("judge", sa.Text, nullable=True),
     sa.Column("judge_note", sa.Text, nullable=True),
     sa.Column("judge_pending", sa.Boolean, nullable=False, server_default="0"),
+    #: Instruction-like phrases the cited source holds, as a JSON list (migration 0008); null: none.
+    sa.Column("source_instructions", sa.Text, nullable=True),
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),

@@ -9,29 +9,52 @@
 * ``all``: every citation Side scored, and the foreign sources too.
 
 Each one goes to the judge with its evidence window (:func:`side.verify.window.build_evidence_window`)
-and the whole source for the quote check. A verdict the judge backs with a quote found in the
-source (or a not supported one) replaces Side's level, and the Result records who
-decided it (:attr:`side.results.Result.decided_by`). Otherwise Side's verdict stands and
-:attr:`~side.results.Result.judge_note` says why; an endpoint that is down, slow or out of budget
-leaves the request on the Result (:attr:`~side.results.Result.judge_request`) to be judged later.
+and the whole source for the quote check. A quote found on the page proves it is there, not that
+it backs the claim: a hostile page can tell an obliging model to answer "supported" and quote
+any sentence of the page. So a supported or partially supported verdict is taken only when Side's
+own verifier, reading the quotes alone, scores them as supporting the claim at or above
+``judge.quote_cut`` (:meth:`Cascade.review`; the cut is chosen on WiCE train by
+``benchmarks/judge_quote_cut.py``). A verdict that passes (or a not supported one) replaces Side's
+level, and the Result records who decided it (:attr:`side.results.Result.decided_by`). Otherwise
+Side's verdict stands and :attr:`~side.results.Result.judge_note` says why; an endpoint that is
+down, slow or out of budget leaves the request on the Result
+(:attr:`~side.results.Result.judge_request`) to be judged later.
+
+The verifier is the Pipeline's own (:meth:`Cascade.use_verifier`, called by the Pipeline that
+runs the cascade): no second model is loaded. A cascade without one takes no supported verdict.
+A source in a language Side does not read has no verifier score; the judge's word is taken there
+(the citation had no level of its own but "cannot check"), except for a page that holds
+instruction-like text (:func:`side.verify.judge.instruction_phrases`), which is not sent at all.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from side.verify.judge import Judge, JudgeError, JudgeRequest, JudgeUnavailable, JudgeVerdict
+from side.verify.judge import (
+    Judge,
+    JudgeError,
+    JudgeRequest,
+    JudgeUnavailable,
+    JudgeVerdict,
+    QuoteCheck,
+    instruction_phrases,
+    quote_pieces,
+)
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Query, Verdict, VerdictLabel
 from side.verify.window import build_evidence_window
 
 if TYPE_CHECKING:
     from side.results import Result
+    from side.verify.verifier import Verifier
 
-__all__ = ["CascadeSettings", "Cascade", "wants_judge", "judge_request", "apply_judgement", "judge_score"]
+__all__ = ["CascadeSettings", "Cascade", "wants_judge", "judge_request", "apply_judgement", "judge_score",
+           "QuoteScorer", "review_verdict", "quote_sentences", "score_quotes", "verifier_quote_scorer",
+           "note_instructions", "DEFAULT_QUOTE_CUT"]
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +63,62 @@ _LABELS = {VerdictLevel.SUPPORTED: VerdictLabel.SUPPORTS, VerdictLevel.PARTIALLY
            VerdictLevel.NOT_SUPPORTED: VerdictLabel.REFUTES, VerdictLevel.CANNOT_CHECK: VerdictLabel.NOT_ENOUGH_INFO}
 
 
+#: Side's support score the judge's quotes must reach against the claim (``judge.quote_cut``,
+#: chosen on WiCE train: ``benchmarks/judge_quote_cut.py``).
+DEFAULT_QUOTE_CUT = 0.135
+
+#: Scores a claim (its request) against the judge's quotes: Side's support score, 0 to 1.
+QuoteScorer = Callable[[JudgeRequest, Sequence[str]], float]
+
+
 @dataclass(frozen=True)
 class CascadeSettings:
-    """Which citations the judge reads, and how much of each source."""
+    """Which citations the judge reads, how much of each source, and the score its quotes need."""
 
     mode: str = "off"
     band_low: float = 0.309
     band_high: float = 0.8263
     window_tokens: int = 1000
+    quote_cut: float = DEFAULT_QUOTE_CUT
 
     @classmethod
     def from_config(cls, judge: Any) -> CascadeSettings:
-        return cls(judge.active_mode, judge.band_low, judge.band_high, judge.window_tokens)
+        return cls(judge.active_mode, judge.band_low, judge.band_high, judge.window_tokens, judge.quote_cut)
+
+
+def quote_sentences(quotes: Sequence[str]) -> list[str]:
+    """The judge's quotes as the sentences Side's verifier reads: each split into sentences, a
+    quote shortened with "..." into its pieces."""
+    from side.text import split_sentences
+
+    return [s for quote in quotes for piece in quote_pieces(quote) for s in split_sentences(piece) if s.strip()]
+
+
+def score_quotes(verifier: Verifier, items: Sequence[tuple[Query, Sequence[str]]]) -> list[float]:
+    """Side's support score of each claim against its quotes alone (one batch of the verifier):
+    what :meth:`Cascade.review` compares with the cut, and what the benchmark that chose the cut
+    measured. No quote sentences: 0."""
+    pairs = [(query, quote_sentences(quotes)) for query, quotes in items]
+    scored = [(query, sentences) for query, sentences in pairs if sentences]
+    verdicts = iter(verifier.verify_many(scored) if scored else [])
+    return [float(next(verdicts).score) if sentences else 0.0 for _, sentences in pairs]
+
+
+def verifier_quote_scorer(verifier: Verifier) -> QuoteScorer:
+    """A :data:`QuoteScorer` that asks ``verifier`` (the Pipeline's, already loaded)."""
+
+    def score(request: JudgeRequest, quotes: Sequence[str]) -> float:
+        query = Query(request.claim, request.title, request.section, request.context)
+        return score_quotes(verifier, [(query, quotes)])[0]
+
+    return score
+
+
+def note_instructions(result: Result) -> tuple[str, ...]:
+    """Note on ``result`` the instruction-like phrases its source holds (its text still loaded)."""
+    sentences = result.source_sentences or result.foreign_sentences
+    result.source_instructions = list(instruction_phrases("\n".join(sentences))) if sentences else []
+    return tuple(result.source_instructions)
 
 
 def wants_judge(result: Result, settings: CascadeSettings) -> bool:
@@ -87,10 +154,13 @@ def judge_score(verdict: JudgeVerdict) -> float:
 
 
 def apply_judgement(result: Result, verdict: JudgeVerdict) -> bool:
-    """Record ``verdict`` on ``result``; its level replaces Side's when it is accepted (True)."""
+    """Record ``verdict`` (reviewed: :meth:`Cascade.review`) on ``result``; its level replaces
+    Side's when it may (True): never a supported or partially supported one whose quotes Side's
+    verifier did not score as backing a claim Side had scored."""
     result.judge, result.judge_request = verdict, None
-    if not verdict.accepted:
-        result.judge_note = verdict.rejection
+    rejection = verdict.rejection_for(None if result.verdict is None else result.level)
+    if rejection:
+        result.judge_note = rejection
         return False
     result.decided_by, result.judge_note = verdict.decided_by, ""
     why = f"{verdict.decided_by}: {verdict.level.text}"
@@ -106,20 +176,53 @@ def apply_judgement(result: Result, verdict: JudgeVerdict) -> bool:
     return True
 
 
-class Cascade:
-    """Sends the citations ``settings`` select to ``judge`` and applies what comes back."""
+def review_verdict(request: JudgeRequest, verdict: JudgeVerdict, scorer: QuoteScorer | None,
+                   cut: float = DEFAULT_QUOTE_CUT) -> JudgeVerdict:
+    """``verdict`` with Side's check of its quotes (:class:`QuoteCheck`): a supported or partially
+    supported verdict whose quotes are on the page is BACKED only when ``scorer`` (Side's
+    verifier) scores the claim against the quotes alone at ``cut`` or above, else NOT_BACKED. A
+    source Side does not read (``request.language`` not English) is UNREAD; without a scorer the
+    verdict stays UNCHECKED, and is not shown. Other verdicts need no check and come back as they are."""
+    if not verdict.needs_check:
+        return verdict
+    if request.language and request.language != "en":
+        return replace(verdict, quote_check=QuoteCheck.UNREAD)
+    if scorer is None:
+        log.warning("no verifier to score the judge's quote: its %s verdict is not taken", verdict.level.text)
+        return verdict.unchecked()
+    score = round(float(scorer(request, verdict.quotes)), 4)
+    backed = score >= cut
+    if not backed:
+        log.info("judge said %s for %r, but Side scores its quote %.3f (cut %.3f): not taken",
+                 verdict.level.text, request.claim[:80], score, cut)
+    return replace(verdict, quote_check=QuoteCheck.BACKED if backed else QuoteCheck.NOT_BACKED,
+                   quote_support=score, quote_cut=cut)
 
-    def __init__(self, judge: Judge, settings: CascadeSettings) -> None:
+
+class Cascade:
+    """Sends the citations ``settings`` select to ``judge``, checks the quotes of what comes back
+    with ``quote_scorer`` (Side's verifier: :func:`verifier_quote_scorer`) and applies it."""
+
+    def __init__(self, judge: Judge, settings: CascadeSettings, quote_scorer: QuoteScorer | None = None) -> None:
         self.judge = judge
         self.settings = settings
+        #: Side's score of a claim against the judge's quotes; None: no supported verdict is taken.
+        self.quote_scorer = quote_scorer
 
     @classmethod
-    def from_config(cls, config: Any, judge: Judge | None = None) -> Cascade | None:
-        """The configured cascade, or None when ``[judge]`` is off (or has no endpoint)."""
+    def from_config(cls, config: Any, judge: Judge | None = None, verifier: Verifier | None = None) -> Cascade | None:
+        """The configured cascade, or None when ``[judge]`` is off (or has no endpoint); its
+        quotes are scored by ``verifier`` (else by the Pipeline's, see :meth:`use_verifier`)."""
         settings = CascadeSettings.from_config(config.judge)
         if settings.mode == "off":
             return None
-        return cls(judge or Judge.from_config(config), settings)
+        return cls(judge or Judge.from_config(config), settings,
+                   verifier_quote_scorer(verifier) if verifier is not None else None)
+
+    def use_verifier(self, verifier: Verifier) -> None:
+        """Score the judge's quotes with ``verifier`` unless a scorer was given already."""
+        if self.quote_scorer is None:
+            self.quote_scorer = verifier_quote_scorer(verifier)
 
     def run(self, results: Iterable[Result]) -> int:
         """Judge the selected ``results`` in place; returns how many verdicts the judge decided."""
@@ -127,8 +230,20 @@ class Cascade:
         for result in results:
             if not wants_judge(result, self.settings):
                 continue
+            foreign = result.verdict is None or result.level is VerdictLevel.CANNOT_CHECK
+            if foreign and (result.source_instructions or note_instructions(result)):
+                # no verifier reads this source, so nothing would check the judge's quote
+                result.judge_note = ("not sent to the LLM: the source, in a language Side does not read, holds "
+                                     f"instruction-like text ({'; '.join(result.source_instructions[:2])})")
+                log.warning("foreign source with instruction-like text not judged: %r", result.claim.text[:80])
+                continue
             decided += self.judge_one(result, judge_request(result, self.settings.window_tokens))
         return decided
+
+    def review(self, request: JudgeRequest, verdict: JudgeVerdict) -> JudgeVerdict:
+        """``verdict`` with Side's check of its quotes by this cascade's scorer and cut
+        (:func:`review_verdict`)."""
+        return review_verdict(request, verdict, self.quote_scorer, self.settings.quote_cut)
 
     def judge_one(self, result: Result, request: JudgeRequest) -> bool:
         """Ask about one citation; on failure Side's verdict stands (and, when the endpoint may
@@ -145,5 +260,5 @@ class Cascade:
             log.warning("judge gave no verdict for %r: %s", request.claim[:80], exc)
             result.judge_note = f"the LLM gave no usable verdict ({exc}); Side's verdict stands"
             return False
-        return apply_judgement(result, verdict)
+        return apply_judgement(result, self.review(request, verdict))
 

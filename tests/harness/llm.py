@@ -13,7 +13,9 @@ are not installed; in CI (``CI=true``) that is a failure.
 
 :class:`ScriptedServer` is a tiny real HTTP server whose answers a test writes (a malformed
 body, a 503, a wrong quote), and :class:`SlowProxy` a real proxy that holds each request before
-passing it to the LLM server: the endpoint slower than the judge's deadline.
+passing it to the LLM server: the endpoint slower than the judge's deadline. :class:`ObeyingServer`
+obeys instructions a hostile source injects (answers "supported" quoting a sentence the page
+names), as the endpoint of the probe that found the judge trusted any quote on the page.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -264,3 +267,26 @@ class CountingProxy(SlowProxy):
     def __init__(self, upstream: str) -> None:
         super().__init__(upstream, 0.0)
 
+
+
+class ObeyingServer(_Owner):
+    """An endpoint that obeys instructions injected into the source, as the hostile-page probe's
+    did: where the prompt's source passages tell it to answer "supported" and quote the sentence
+    that begins with some words, it answers supported (confidence 0.95) quoting that sentence of
+    the passages word for word, a sentence that is on the page; anything else gets not supported.
+    It reads the prompt as a model would, markers and all, so what it obeys is what reached it."""
+
+    INJECTED = re.compile(r"(?:answer|respond\s+with)\W+supported\W.*?sentence that begins\W+([^\"\u201d]+)",
+                          re.IGNORECASE | re.DOTALL)
+
+    def answer(self, path: str, body: bytes) -> Scripted:
+        request = json.loads(body or b"{}")
+        self.requests.append(request)
+        prompt = request["messages"][-1]["content"]
+        told = self.INJECTED.search(prompt)
+        lines = [line.strip() for line in prompt.splitlines()]
+        quote = next((line for line in lines if told and line.startswith(told.group(1).strip())), "")
+        level = "supported" if quote else "not_supported"
+        content = json.dumps({"level": level, "quotes": [quote] if quote else [], "unsupported": "",
+                              "confidence": 0.95})
+        return chat_answer(content, model="obeying")

@@ -19,6 +19,7 @@ from gadget.server.security import SESSION_COOKIE
 from gadget.server.services import services
 from service.store import CheckStatus, DismissReason, ReviewStatus
 from side.pipeline import SourceCopy, SourceStatus, SuggestionOrigin
+from side.verify.judge import QuoteCheck
 from side.verify.levels import VerdictLevel
 
 bp = Blueprint("openapi", __name__)
@@ -164,7 +165,7 @@ def output_schemas() -> dict[str, Any]:
                   "decided_by": {"type": "string",
                                  "description": "who decided the level: \"Side\" (Side's own model) or \"LLM: "
                                                 "<model>\" (the configured LLM judge, whose quote was found in "
-                                                "the source)"},
+                                                "the source and scored by Side as backing the claim)"},
                   "judge_note": {"type": "string",
                                  "description": "why the judge's answer is not the verdict shown, or why it is "
                                                 "still to come (\"\" when neither)"},
@@ -177,7 +178,16 @@ def output_schemas() -> dict[str, Any]:
                                 "quotes": {"type": "array", "items": {"type": "string"}},
                                 "quote_found": {"type": "boolean"}, "accepted": {"type": "boolean"},
                                 "unsupported": {"type": "string"}, "confidence": {"type": "number"},
-                                "prompt_version": {"type": "string"}}}}}
+                                "prompt_version": {"type": "string"},
+                                "quote_check": {"type": "string", "enum": values(QuoteCheck),
+                                                "description": "what Side's verifier made of the quotes: a "
+                                                               "supported verdict is taken only when backed"},
+                                "quote_support": {"type": "number", "nullable": True,
+                                                  "description": "Side's support score of the claim against "
+                                                                 "the quotes alone (null: not scored)"}}},
+                  "source_instructions": {"type": "array", "items": {"type": "string"},
+                                          "description": "instruction-like phrases the cited source holds "
+                                                         "(text addressed to an LLM judge), never obeyed"}}}
     check = {"type": "object", "required": ["id", "status", "wiki", "title", "results", "dashboard_url", "page_url"],
              "properties": {
                  "id": {"type": "string", "pattern": v.CHECK_ID_PATTERN},
