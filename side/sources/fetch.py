@@ -580,6 +580,8 @@ def _download(session: Any, url: str, config: FetchConfig, allow: AllowList, clo
         check_url(current, allow, timeout=clock.remaining())
         response = _get(session, current, clock)
         with response:
+            if clock.expired:  # the watchdog cut the headers short: http.client takes what came as all
+                raise clock.timed_out(current)
             status = response.status_code
             if status in REDIRECT_STATUSES and response.headers.get("Location"):
                 nxt = _next_hop(current, response.headers["Location"])
