@@ -43,6 +43,7 @@ import numpy as np
 from side.data import load_wice, read_jsonl
 from side.errors import InputError
 from side.evaluation.verify import LEVELS, auroc, level_metrics, wice_sentences
+from side.verify.judge import QUOTED_LEVELS, QuoteCheck
 from side.verify.levels import VerdictLevel
 
 if TYPE_CHECKING:
@@ -184,8 +185,11 @@ class Outcome:
     error: str = ""
 
 
-def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], window_tokens: int
+def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], window_tokens: int,
+               verifier: Verifier | None = None, quote_cut: float | None = None,
                ) -> tuple[JudgeVerdict | None, float, str]:
+    """The judge's verdict with Side's check of its quotes (as the cascade makes it)."""
+    from side.verify.cascade import DEFAULT_QUOTE_CUT, review_verdict, verifier_quote_scorer
     from side.verify.judge import JudgeError, JudgeRequest
     from side.verify.verifier import Query
     from side.verify.window import build_evidence_window
@@ -196,7 +200,11 @@ def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], windo
                            section=item.section, context=item.context, window_tokens=window.tokens)
     started = time.perf_counter()
     try:
-        return judge.judge(request), time.perf_counter() - started, ""
+        verdict = judge.judge(request)
+        took = time.perf_counter() - started
+        scorer = verifier_quote_scorer(verifier) if verifier is not None else None
+        cut = DEFAULT_QUOTE_CUT if quote_cut is None else quote_cut
+        return review_verdict(request, verdict, scorer, cut), took, ""
     except JudgeError as exc:
         return None, time.perf_counter() - started, f"{type(exc).__name__}: {exc}"
 
@@ -216,8 +224,8 @@ def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[
         side_s = time.perf_counter() - started
         in_band = verdict.level is not VerdictLevel.CANNOT_CHECK and (
             settings.mode == "all" or settings.band_low <= verdict.score < settings.band_high)
-        answer, judge_s, error = (_judge_one(judge, item, sentences, settings.window_tokens) if judge
-                                  else (None, 0.0, ""))
+        answer, judge_s, error = (_judge_one(judge, item, sentences, settings.window_tokens, verifier,
+                                             settings.quote_cut) if judge else (None, 0.0, ""))
         outcomes.append(Outcome(item.label, verdict.score, verdict.level.value, side_s, in_band, answer, judge_s,
                                 error))
         if progress:
@@ -269,7 +277,8 @@ def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bo
         "judge_calls": len(outcomes), "judge_answers": len(answered),
         "judge_errors": sum(bool(o.error) for o in outcomes),
         "judge_cached": sum(v.cached for v in answered),
-        "quotes_not_found": sum(not v.accepted for v in answered),
+        "quotes_not_found": sum(v.level in QUOTED_LEVELS and not v.quote_found for v in answered),
+        "quotes_not_backed": sum(v.quote_check is QuoteCheck.NOT_BACKED for v in answered),
         "prompt_tokens_per_citation": float(np.mean([v.prompt_tokens for v in answered])) if answered else 0.0,
         "judge_p50_s": percentile([o.judge_s for o in outcomes], 50),
         "judge_p95_s": percentile([o.judge_s for o in outcomes], 95),
