@@ -18,6 +18,7 @@ from service.store.records import (
     Feedback,
     FeedbackAction,
     Origin,
+    QueueView,
     ReviewStatus,
     StoredLeadClaim,
     StoredResult,
@@ -31,8 +32,8 @@ from service.store.stats import Stats
 from service.store.store import Store
 
 __all__ = [
-    "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin", "Report",
-    "ReviewStatus", "Stats", "Store", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso",
+    "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin", "QueueView",
+    "Report", "ReviewStatus", "Stats", "Store", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso",
     "make_engine", "migrate",
     "schema_version", "suggestion_key", "utcnow",
 ]

@@ -132,7 +132,7 @@ def _judged_values(row: Any, verdict: JudgeVerdict) -> dict[str, Any]:
     reasons = [r for r in json.loads(row["reasons"]) if not r.startswith("to be judged later")]
     reasons.append(f"{verdict.decided_by}: {verdict.level.text}")
     values.update(decided_by=verdict.decided_by, judge_note="", level=verdict.level, level_reason="",
-                  flagged=verdict.level.needs_review or flagged_otherwise, reportable=False,
+                  flagged=verdict.level.needs_review or flagged_otherwise, unsure=False, reportable=False,
                   reasons=_json(reasons))
     if row["verdict"]:
         old = Verdict.from_dict(json.loads(row["verdict"]))

@@ -33,7 +33,7 @@ from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 __all__ = [
     "Check", "CheckRequest", "CheckStatus", "DismissReason", "Feedback", "FeedbackAction", "Origin",
-    "ReviewStatus", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "parse_enum",
+    "QueueView", "ReviewStatus", "StoreError", "StoredLeadClaim", "StoredResult", "check_key", "iso", "parse_enum",
     "suggestion_key", "utcnow",
 ]
 
@@ -64,6 +64,17 @@ class ReviewStatus(StrEnum):
     OPEN = "open"
     ACCEPTED = "accepted"
     DISMISSED = "dismissed"
+
+
+class QueueView(StrEnum):
+    """Which results the patrol queue shows: the flags (its default), the unsure ones, or both."""
+
+    #: Likely fails review: needs review, and Side is sure (``flagged``).
+    FLAGS = "flags"
+    #: Side's guess only (``unsure``): between the sure flag cut and the supported cut.
+    UNSURE = "unsure"
+    #: The flags, then the unsure ones.
+    ALL = "all"
 
 
 class StoreError(SideError):
@@ -257,6 +268,8 @@ class StoredResult:
     judge_pending: bool = False
     #: Instruction-like phrases the cited source holds (:attr:`side.results.Result.source_instructions`).
     source_instructions: list[str] = field(default_factory=list)
+    #: Side is unsure of its level (:attr:`side.results.Result.unsure`): shown as its guess, never flagged.
+    unsure: bool = False
 
     @property
     def claim_text(self) -> str:
@@ -288,7 +301,8 @@ class StoredResult:
                 "wiki": self.wiki, "title": self.title, "revision": self.revision,
                 "parent_revision": self.parent_revision, "origin": self.origin, "decided_by": self.decided_by,
                 "judge": self.judge.to_dict() if self.judge else None, "judge_note": self.judge_note,
-                "judge_pending": self.judge_pending, "source_instructions": list(self.source_instructions)}
+                "judge_pending": self.judge_pending, "source_instructions": list(self.source_instructions),
+                "unsure": self.unsure}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StoredResult:
@@ -314,7 +328,8 @@ class StoredResult:
                    decided_by=str(data.get("decided_by") or "Side"),
                    judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
                    judge_note=str(data.get("judge_note") or ""), judge_pending=bool(data.get("judge_pending")),
-                   source_instructions=[str(p) for p in data.get("source_instructions") or []])
+                   source_instructions=[str(p) for p in data.get("source_instructions") or []],
+                   unsure=bool(data.get("unsure")))
 
 
 @dataclass(frozen=True)

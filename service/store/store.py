@@ -37,6 +37,7 @@ from service.store.records import (
     Feedback,
     FeedbackAction,
     Origin,
+    QueueView,
     ReviewStatus,
     StoredLeadClaim,
     StoredResult,
@@ -253,10 +254,11 @@ class Store(ReportLedger, JudgeLedger):
                 review_status: ReviewStatus | None = ReviewStatus.OPEN,
                 min_score: float | None = None, max_score: float | None = None,
                 since: datetime | None = None, until: datetime | None = None, origin: Origin | None = None,
-                limit: int = 50, offset: int = 0) -> list[StoredResult]:
-        """The patrol queue: flagged citations, highest priority first (failure likelihood with the
-        signals of :mod:`side.priority`), then most likely failed verification."""
-        query = self._results_query().where(results.c.flagged.is_(True))
+                limit: int = 50, offset: int = 0, view: QueueView = QueueView.FLAGS) -> list[StoredResult]:
+        """The patrol queue: flagged citations (``view`` unsure: those Side is unsure of; all: both,
+        the flags first), highest priority first (failure likelihood with the signals of
+        :mod:`side.priority`), then most likely failed verification."""
+        query = self._results_query().where(_in_view(parse_enum(QueueView, view, "view")))
         conditions = [
             (wiki, lambda v: checks.c.wiki == v), (level, lambda v: results.c.level == v),
             (review_status, lambda v: results.c.review_status == v),
@@ -267,7 +269,7 @@ class Store(ReportLedger, JudgeLedger):
         for value, condition in conditions:
             if value is not None:
                 query = query.where(condition(value))
-        query = query.order_by(results.c.priority.is_(None), results.c.priority.desc(),
+        query = query.order_by(results.c.flagged.desc(), results.c.priority.is_(None), results.c.priority.desc(),
                                results.c.failure_likelihood.desc(), results.c.id.desc()).limit(limit).offset(offset)
         with self.engine.connect() as conn:
             return [_result_record(r) for r in conn.execute(query).mappings()]
@@ -283,9 +285,11 @@ class Store(ReportLedger, JudgeLedger):
             counts = {status: int(n) for status, n in conn.execute(query)}
         return {status: counts.get(status, 0) for status in CheckStatus}
 
-    def count_flagged(self) -> dict[ReviewStatus, int]:
-        """Flagged results per review status (the patrol queue's size, for the dashboard)."""
-        query = (sa.select(results.c.review_status, sa.func.count()).where(results.c.flagged.is_(True))
+    def count_flagged(self, view: QueueView = QueueView.FLAGS) -> dict[ReviewStatus, int]:
+        """Flagged (or, by ``view``, unsure) results per review status (the patrol queue's size,
+        for the dashboard)."""
+        query = (sa.select(results.c.review_status, sa.func.count())
+                 .where(_in_view(parse_enum(QueueView, view, "view")))
                  .group_by(results.c.review_status))
         with self.engine.connect() as conn:
             counts = {status: int(n) for status, n in conn.execute(query)}
@@ -348,6 +352,15 @@ class Store(ReportLedger, JudgeLedger):
         return collect_stats(self.engine, days, wiki)
 
 
+def _in_view(view: QueueView):
+    """The patrol queue's condition for ``view``: sure flags, unsure results, or either."""
+    if view is QueueView.FLAGS:
+        return results.c.flagged.is_(True)
+    if view is QueueView.UNSURE:
+        return sa.and_(results.c.unsure.is_(True), results.c.flagged.is_(False))
+    return sa.or_(results.c.flagged.is_(True), results.c.unsure.is_(True))
+
+
 def _payload(claims: list[Claim], client_keys: list[str]) -> str:
     """A check's claims as stored: ``Claim.to_dict()`` each, with the client's key beside it."""
     return _json([{**claim.to_dict(), "client_key": key} for claim, key in zip(claims, client_keys, strict=True)])
@@ -407,6 +420,7 @@ def _result_row(check: Check, position: int, result: Result, now: datetime, rank
         "decided_by": result.decided_by[:255], "judge": _json(result.judge.to_dict()) if result.judge else None,
         "judge_note": result.judge_note or None, "judge_pending": result.judge_pending,
         "source_instructions": _json(result.source_instructions) if result.source_instructions else None,
+        "unsure": bool(getattr(result, "unsure", False)) and not result.flagged,
     }
 
 
@@ -441,6 +455,7 @@ def _result_record(row) -> StoredResult:
     data["judge_note"] = data["judge_note"] or ""
     data["judge_pending"] = bool(data["judge_pending"])
     data["source_instructions"] = json.loads(data["source_instructions"] or "[]")
+    data["unsure"] = bool(data.get("unsure"))
     return StoredResult(**data)
 
 

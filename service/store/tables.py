@@ -88,11 +88,15 @@ results = sa.Table(
     sa.Column("judge_pending", sa.Boolean, nullable=False, server_default="0"),
     #: Instruction-like phrases the cited source holds, as a JSON list (migration 0008); null: none.
     sa.Column("source_instructions", sa.Text, nullable=True),
+    #: Side is unsure of the level (between the sure flag cut and the supported cut; migration
+    #: 0009): shown as Side's guess, never flagged, in the queue's unsure view only.
+    sa.Column("unsure", sa.Boolean, nullable=False, server_default="0"),
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),
     sa.Index("ix_results_level", "level", "review_status"),
     sa.Index("ix_results_priority", "flagged", "review_status", "priority"),
+    sa.Index("ix_results_unsure", "unsure", "review_status", "priority"),
 )
 
 feedback = sa.Table(
