@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from side.sources.fetch import Source
 
 __all__ = [
-    "REUSE_MESSAGE", "url_depth", "SourceStatus", "SourceCopy", "SuggestionOrigin",
+    "REUSE_MESSAGE", "unsure_text", "url_depth", "SourceStatus", "SourceCopy", "SuggestionOrigin",
     "Suggestion", "OwnSource", "own_sources", "Result", "ReadSource", "ArticleResults",
 ]
 
@@ -30,6 +30,11 @@ __all__ = [
 
 #: What a suggestion to reuse one of the article's own sources tells the editor.
 REUSE_MESSAGE = "this article already cites a source that supports this"
+
+
+def unsure_text(level: VerdictLevel) -> str:
+    """A level worded as Side's guess: "probably partially supported; Side is unsure"."""
+    return f"probably {level.text}; Side is unsure"
 
 
 def url_depth(url: str | None) -> int | None:
@@ -173,7 +178,16 @@ class Result:
     url_depth: int | None = None
     #: 1 when the current source is the best supported; None when it could not be scored.
     rank: int | None = None
+    #: Likely fails review: the level needs review and Side is sure of it (its support score is
+    #: below the sure flag cut, ``LevelThresholds.flag``, or the LLM judge decided the level), or a
+    #: corpus page clearly outscores a sure citation (``side.pipeline``). Never when :attr:`unsure`.
     flagged: bool = False
+    #: Side's level needs review (partially / not supported, not cannot check) but its support
+    #: score is at or above the sure flag cut: the level is Side's guess ("probably partially
+    #: supported; Side is unsure"), never flagged, never reported, ranked after the flags
+    #: (:mod:`side.ranking`). A level the judge decided is never unsure: it was asked because
+    #: Side was, and its verdict is taken as sure.
+    unsure: bool = False
     reasons: list[str] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
     #: Which copy of a fetched source was read (None for corpus documents and unread sources) ...
@@ -224,6 +238,21 @@ class Result:
         return self.verdict.level if self.verdict else VerdictLevel.CANNOT_CHECK
 
     @property
+    def level_text(self) -> str:
+        """The level in words as shown, worded as Side's guess when it is unsure
+        ("probably partially supported; Side is unsure")."""
+        return unsure_text(self.level) if self.unsure else self.level.text
+
+    @property
+    def failure_score(self) -> float | None:
+        """The failure score that leaves Side (:func:`side.ranking.failure_score`): the band of the
+        level shown (sure not supported, sure partially, unsure, supported), then Side's own
+        failure likelihood inside it; None when not scored."""
+        from side.ranking import result_failure_score
+
+        return result_failure_score(self)
+
+    @property
     def level_reason(self) -> str:
         """Why the citation cannot be checked ("" when it could be)."""
         if self.level is not VerdictLevel.CANNOT_CHECK:
@@ -239,8 +268,10 @@ class Result:
             "claim": self.claim.to_dict(), "source_status": self.source_status, "source_error": self.source_error,
             "verdict": self.verdict.to_dict() if self.verdict else None, "url_depth": self.url_depth,
             "level": self.level, "level_reason": self.level_reason,
-            "rank": self.rank, "flagged": self.flagged, "reportable": self.reportable, "reasons": self.reasons,
-            "failure_likelihood": self.failure_likelihood,
+            "rank": self.rank, "flagged": self.flagged, "unsure": self.unsure, "reportable": self.reportable,
+            "reasons": self.reasons,
+            "level_text": self.level_text,
+            "failure_likelihood": self.failure_likelihood, "failure_score": self.failure_score,
             "suggestions": [s.to_dict() for s in self.suggestions],
             "source_copy": self.source_copy, "source_url": self.source_url, "source_fallback": self.source_fallback,
             "decided_by": self.decided_by, "judge": self.judge.to_dict() if self.judge else None,
@@ -257,7 +288,8 @@ class Result:
             claim=Claim.from_dict(data["claim"]), source_status=SourceStatus(data["source_status"]),
             verdict=Verdict.from_dict(verdict) if verdict else None, source_error=str(data.get("source_error") or ""),
             url_depth=None if depth is None else int(depth), rank=None if rank is None else int(rank),
-            flagged=bool(data.get("flagged")), reportable=bool(data.get("reportable")),
+            flagged=bool(data.get("flagged")), unsure=bool(data.get("unsure")),
+            reportable=bool(data.get("reportable")),
             reasons=[str(r) for r in data.get("reasons", [])],
             suggestions=[Suggestion.from_dict(s) for s in data.get("suggestions", [])],
             source_copy=SourceCopy(data["source_copy"]) if data.get("source_copy") else None,
@@ -303,8 +335,11 @@ class ArticleResults:
     sources: list[ReadSource] = field(default_factory=list, repr=False)
 
     def ordered(self) -> list[Result]:
-        """Most likely failed verification first; unscored citations last."""
-        return sorted(self.results, key=lambda c: (c.failure_likelihood is None, -(c.failure_likelihood or 0.0)))
+        """Queue order (:func:`side.ranking.ranked`): sure not supported, sure partially supported,
+        unsure, supported, each by Side's failure likelihood; unscored citations last."""
+        from side.ranking import ranked
+
+        return ranked(self.results)
 
     def level_counts(self) -> dict[VerdictLevel, int]:
         """Citations per verdict level, every level named (zeros too), in the levels' order."""
@@ -318,5 +353,6 @@ class ArticleResults:
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "seconds": round(self.seconds, 2),
                 "citations": len(self.results), "flagged": sum(c.flagged for c in self.results),
+                "unsure": sum(c.unsure for c in self.results),
                 "levels": {level.value: n for level, n in self.level_counts().items()},
                 "results": [c.to_dict() for c in self.ordered()]}
