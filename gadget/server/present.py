@@ -6,7 +6,10 @@ the source does not back, ``unsupported``), ``not_supported`` (``reportable`` wh
 the talk-page report's operating point) and ``cannot_check`` (with ``level_reason``: the gadget
 says "could not be checked" and why, never a warning). People read them as "supported",
 "partially supported", "not supported" and "could not be checked: <reason>" (:func:`level_text`).
-The model's own FEVER label (SUPPORTS / REFUTES / NOT ENOUGH INFO) is never shown.
+The model's own FEVER label (SUPPORTS / REFUTES / NOT ENOUGH INFO) is never shown. A result
+is ``flagged`` when it likely fails review (it needs review and Side is sure) and ``unsure`` when
+Side's score lies between the sure flag cut and the supported cut: its level is then Side's guess,
+read as "probably partially supported; Side is unsure" (:func:`guess_text`), never a flag.
 
 The shipped verifier's flag threshold (``/healthz``, the dashboard's score chart) is read from
 the model's ``combiner.json`` through ``side.verify.verifier.Combiner.load`` (a few bytes of
@@ -66,6 +69,16 @@ def level_text(level: VerdictLevel, reason: str = "") -> str:
     return level.text
 
 
+#: How an unsure level is worded: Side's guess, never a verdict (``{level}`` is its text).
+UNSURE_TEXT = "probably {level}; Side is unsure"
+
+
+def guess_text(level: VerdictLevel, unsure: bool, reason: str = "") -> str:
+    """A level as people read it, worded as Side's guess when Side is unsure of it."""
+    text = level_text(level, reason)
+    return UNSURE_TEXT.format(level=text) if unsure and level is not VerdictLevel.CANNOT_CHECK else text
+
+
 def level_reason(result: StoredResult) -> str:
     """Why the citation could not be checked; "" at every other level (rows stored before
     levels kept the reason in ``source_error`` only)."""
@@ -118,7 +131,7 @@ class Presenter:
             "source_fallback": result.source_fallback,
             "level": result.level.value, "level_reason": level_reason(result),
             "unsupported": unsupported_words(result), "reportable": result.reportable,
-            "score": result.score, "flagged": result.flagged,
+            "score": result.score, "flagged": result.flagged, "unsure": result.unsure,
             "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],
             "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),

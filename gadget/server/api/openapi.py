@@ -128,7 +128,7 @@ def output_schemas() -> dict[str, Any]:
     nullable_number = {"type": "number", "nullable": True}
     result = {"type": "object",
               "required": ["id", "client_key", "claim", "level", "level_reason", "unsupported", "reportable",
-                           "flagged", "review_status"],
+                           "flagged", "unsure", "review_status"],
               "properties": {
                   "id": {"type": "integer"}, "position": {"type": "integer"}, "client_key": {"type": "string"},
                   "claim": {"type": "string"}, "url": {"type": "string"},
@@ -148,8 +148,15 @@ def output_schemas() -> dict[str, Any]:
                             "description": "calibrated support in [0, 1] (higher is better supported) that the "
                                            "level is read from; null when the citation could not be checked"},
                   "flagged": {"type": "boolean",
-                              "description": "worth a patroller's look: partially or not supported, or a clearly "
-                                             "better source was found; never for cannot_check"},
+                              "description": "likely fails review: partially or not supported and Side is sure "
+                                             "of it (its score below the sure flag cut), or a clearly better "
+                                             "source was found; never for cannot_check, never with unsure"},
+                  "unsure": {"type": "boolean",
+                             "description": "Side is unsure of the level (its score between the sure flag cut "
+                                            "and the supported cut): the level is Side's guess, read as "
+                                            "\"probably partially supported; Side is unsure\"; never flagged, "
+                                            "never reported on a talk page, and in the dashboard's queue only in "
+                                            "its unsure view (view=unsure), after the flags"},
                   "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},
                   "suggestions": {"type": "array", "items": SUGGESTION,

@@ -37,7 +37,7 @@ from gadget.server.login import require_reviewer
 from gadget.server.present import CANNOT_CHECK_TEXT
 from gadget.server.services import request_origin, services
 from gadget.server.validation import MAX_REVISION, feedback_input, page_title, wiki_id
-from service.store import Check, CheckStatus, DismissReason, Origin, ReviewStatus, StoredResult
+from service.store import Check, CheckStatus, DismissReason, Origin, QueueView, ReviewStatus, StoredResult
 from side.extract.claims import Claim
 from side.messages import Messages
 from side.pipeline import Suggestion
@@ -83,9 +83,11 @@ class QueueFilters:
     #: A :class:`ReviewStatus`, or :data:`ALL_STATUSES`.
     status: str = ReviewStatus.OPEN
     page: int = 1
+    #: The flags (the default), the results Side is unsure of, or both (flags first).
+    view: QueueView = QueueView.FLAGS
 
     def store_kwargs(self) -> dict[str, Any]:
-        return {"wiki": self.wiki or None, "level": self.level,
+        return {"wiki": self.wiki or None, "level": self.level, "view": self.view,
                 "review_status": None if self.status == ALL_STATUSES else ReviewStatus(self.status),
                 "min_score": self.min_score, "max_score": self.max_score,
                 "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
@@ -94,7 +96,8 @@ class QueueFilters:
         """Query-string values of these filters (for pagination links)."""
         values = {"wiki": self.wiki, "level": self.level, "min_score": self.min_score,
                   "max_score": self.max_score, "since": self.since, "until": self.until,
-                  "status": self.status, "page": self.page, **changes}
+                  "status": self.status, "page": self.page,
+                  "view": None if self.view is QueueView.FLAGS else self.view, **changes}
         return {k: v for k, v in values.items() if v not in (None, "")}
 
 
@@ -144,6 +147,13 @@ def _arg_level() -> VerdictLevel | None:
     return VerdictLevel(level) if level else None
 
 
+def _arg_view() -> QueueView:
+    view = request.args.get("view", "").strip() or QueueView.FLAGS
+    if view not in {v.value for v in QueueView}:
+        raise ApiError(f"view: one of {', '.join(QueueView)}")
+    return QueueView(view)
+
+
 def parse_filters() -> QueueFilters:
     wiki = request.args.get("wiki", "").strip()
     status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
@@ -153,7 +163,7 @@ def parse_filters() -> QueueFilters:
     return QueueFilters(wiki=wiki_id(wiki) if wiki else "", level=level,
                         min_score=_arg_float("min_score"), max_score=_arg_float("max_score"),
                         since=_arg_date("since"), until=_arg_date("until"),
-                        status=status, page=_arg_int("page", 1, range(1, 10_001)))
+                        status=status, page=_arg_int("page", 1, range(1, 10_001)), view=_arg_view())
 
 
 def level_reason(result: StoredResult) -> str:
@@ -167,6 +177,18 @@ def is_flagged(result: StoredResult) -> bool:
     """Worth a patroller's look: a flag the pipeline set, never on a result that could not be
     checked (an unread source is not a failure, whatever an old row says)."""
     return result.flagged and result.level is not VerdictLevel.CANNOT_CHECK
+
+
+def in_queue(result: StoredResult, view: QueueView) -> bool:
+    """Shown in the queue's ``view``: a flag, or (unsure, all) a level Side is unsure of; never a
+    result that could not be checked."""
+    if result.level is VerdictLevel.CANNOT_CHECK:
+        return False
+    if view is QueueView.FLAGS:
+        return result.flagged
+    if view is QueueView.UNSURE:
+        return result.unsure and not result.flagged
+    return result.flagged or result.unsure
 
 
 def unsupported_words(result: StoredResult) -> tuple[str, ...]:
@@ -284,10 +306,12 @@ def queue() -> str:
     filters = parse_filters()
     rows = svc.store.flagged(**filters.store_kwargs(), limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
     # a row flagged although its source could not be checked (stored before levels) is no failure
-    shown = [r for r in rows[:PAGE_SIZE] if is_flagged(r)]
+    shown = [r for r in rows[:PAGE_SIZE] if in_queue(r, filters.view)]
+    flags, unsure = svc.store.count_flagged(QueueView.FLAGS), svc.store.count_flagged(QueueView.UNSURE)
     return render_template("queue.html", filters=filters, results=shown, more=len(rows) > PAGE_SIZE,
-                           wikis=svc.store.wikis(), counts=svc.store.count_flagged(), levels=LEVELS,
-                           statuses=list(ReviewStatus))
+                           wikis=svc.store.wikis(), counts=unsure if filters.view is QueueView.UNSURE else flags,
+                           views={QueueView.FLAGS: flags[ReviewStatus.OPEN], QueueView.UNSURE: unsure[ReviewStatus.OPEN]},
+                           levels=LEVELS, statuses=list(ReviewStatus))
 
 
 def _result_or_404(result_id: int) -> StoredResult:
