@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from service.store import CheckRequest, QueueView, Store
+from side.config import PriorityConfig
 from side.errors import InputError
 from side.extract.claims import Citation, Claim
 from side.pipeline import Result, SourceStatus
-from side.config import PriorityConfig
 from side.priority import result_priority
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
@@ -23,7 +23,7 @@ def outcome(key: str, level: VerdictLevel, flagged: bool, unsure: bool) -> Resul
                   citation=Citation(id=key, kind="external_link", url=f"https://example.org/{key}"))
     result = Result(claim, SourceStatus.FETCHED, Verdict(VerdictLabel.NOT_ENOUGH_INFO, 0.3, level=level),
                     flagged=flagged)
-    result.unsure = unsure  # the Result's field (side.results); set as an attribute until then
+    result.unsure = unsure
     return result
 
 
@@ -65,6 +65,31 @@ def test_queue_shows_the_flags_by_default_and_the_unsure_ones_when_asked(store_u
     assert store.count_flagged()["open"] == 2 and store.count_flagged(QueueView.UNSURE)["open"] == 2
     with pytest.raises(InputError):
         store.flagged(view="maybe")
+    store.close()
+
+
+def test_the_queue_follows_side_ranking_band_first_then_priority(store_url):
+    """A sure not supported flag leads a partially supported one of higher priority (the band of
+    :mod:`side.ranking` first), a flag for a better source follows them, the unsure ones come last:
+    the order :func:`side.ranking.ranked` gives the same Results."""
+    from side.ranking import ranked
+
+    store = Store.open(store_url)
+    outcomes = [outcome("better-source", VerdictLevel.SUPPORTED, flagged=True, unsure=False),
+                outcome("partial", VerdictLevel.PARTIALLY_SUPPORTED, flagged=True, unsure=False),
+                outcome("guess", VerdictLevel.PARTIALLY_SUPPORTED, flagged=False, unsure=True),
+                outcome("not", VerdictLevel.NOT_SUPPORTED, flagged=True, unsure=False)]
+    scores = [0.95, 0.9, 0.99, 0.4]
+    record, _ = store.add_check(CheckRequest(wiki="enwiki", title="Ranked", revision=2, origin="api",
+                                             claims=[o.claim for o in outcomes]))
+    store.start(record.id)
+    store.finish(record.id, outcomes, 1.0, priorities=[replace(result_priority(o, PriorityConfig()), score=s)
+                                                       for o, s in zip(outcomes, scores, strict=True)])
+    order = [r.claim.citation.id for r in store.flagged(view=QueueView.ALL)]
+    assert order == ["not", "partial", "better-source", "guess"]
+    flags = [n for n, o in enumerate(outcomes) if o.flagged]
+    expected = ranked([outcomes[n] for n in flags], [scores[n] for n in flags])
+    assert order[:3] == [o.claim.citation.id for o in expected]
     store.close()
 
 

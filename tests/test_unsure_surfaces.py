@@ -20,7 +20,7 @@ def page(response) -> lxml.html.HtmlElement:
 
 
 def unsure(result, is_unsure: bool = True):
-    result.unsure = is_unsure  # side.results.Result's field (set as an attribute until it lands)
+    result.unsure = is_unsure
     return result
 
 
@@ -82,6 +82,14 @@ def test_an_unsure_result_page_words_its_level_as_side_s_guess(client, store):
     assert doc.xpath("//span[contains(@class, 'level-unsure')]")
     text = " ".join(doc.text_content().split())
     assert "probably partially supported; Side is unsure" in text
+
+
+def test_an_unsure_level_reads_as_side_s_guess():
+    from gadget.server.present import guess_text
+
+    assert guess_text(VerdictLevel.PARTIALLY_SUPPORTED, True) == "probably partially supported; Side is unsure"
+    assert guess_text(VerdictLevel.NOT_SUPPORTED, False) == "not supported"
+    assert guess_text(VerdictLevel.CANNOT_CHECK, True, "paywall") == "could not be checked: paywall"
 
 
 def test_a_bad_view_is_refused(client, store):

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from service.store import Check, StoredResult, iso
 from side.config import Config
+from side.results import unsure_text
 from side.verify.crossencoder import DEFAULT_MODEL_DIR, META_FILE, WEIGHTS_FILE
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import COMBINER_FILE, Combiner
@@ -69,14 +70,11 @@ def level_text(level: VerdictLevel, reason: str = "") -> str:
     return level.text
 
 
-#: How an unsure level is worded: Side's guess, never a verdict (``{level}`` is its text).
-UNSURE_TEXT = "probably {level}; Side is unsure"
-
-
 def guess_text(level: VerdictLevel, unsure: bool, reason: str = "") -> str:
     """A level as people read it, worded as Side's guess when Side is unsure of it."""
-    text = level_text(level, reason)
-    return UNSURE_TEXT.format(level=text) if unsure and level is not VerdictLevel.CANNOT_CHECK else text
+    if unsure and level not in (VerdictLevel.CANNOT_CHECK, VerdictLevel.SUPPORTED):
+        return unsure_text(level)
+    return level_text(level, reason)
 
 
 def level_reason(result: StoredResult) -> str:

@@ -53,6 +53,7 @@ from side.extract.claims import Claim
 from side.extract.lead import ArticleLead
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
 from side.priority import Priority, result_priority
+from side.ranking import Band
 from side.verify.judge import JudgeVerdict
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
@@ -256,8 +257,10 @@ class Store(ReportLedger, JudgeLedger):
                 since: datetime | None = None, until: datetime | None = None, origin: Origin | None = None,
                 limit: int = 50, offset: int = 0, view: QueueView = QueueView.FLAGS) -> list[StoredResult]:
         """The patrol queue: flagged citations (``view`` unsure: those Side is unsure of; all: both,
-        the flags first), highest priority first (failure likelihood with the signals of
-        :mod:`side.priority`), then most likely failed verification."""
+        the flags first), in :func:`side.ranking.queue_key`'s order: the band of the level shown
+        (sure not supported, sure partially supported, unsure, supported) first, then highest
+        priority (failure likelihood with the signals of :mod:`side.priority`), then most likely
+        failed verification."""
         query = self._results_query().where(_in_view(parse_enum(QueueView, view, "view")))
         conditions = [
             (wiki, lambda v: checks.c.wiki == v), (level, lambda v: results.c.level == v),
@@ -269,8 +272,9 @@ class Store(ReportLedger, JudgeLedger):
         for value, condition in conditions:
             if value is not None:
                 query = query.where(condition(value))
-        query = query.order_by(results.c.flagged.desc(), results.c.priority.is_(None), results.c.priority.desc(),
-                               results.c.failure_likelihood.desc(), results.c.id.desc()).limit(limit).offset(offset)
+        query = query.order_by(results.c.flagged.desc(), _band.desc(), results.c.priority.is_(None),
+                               results.c.priority.desc(), results.c.failure_likelihood.desc(),
+                               results.c.id.desc()).limit(limit).offset(offset)
         with self.engine.connect() as conn:
             return [_result_record(r) for r in conn.execute(query).mappings()]
 
@@ -352,6 +356,14 @@ class Store(ReportLedger, JudgeLedger):
         return collect_stats(self.engine, days, wiki)
 
 
+#: :func:`side.ranking.band_of` in SQL: the band of the level a row shows, higher first.
+_band = sa.case((results.c.level == VerdictLevel.CANNOT_CHECK.value, -1),
+                (results.c.level == VerdictLevel.SUPPORTED.value, int(Band.SUPPORTED)),
+                (results.c.unsure.is_(True), int(Band.UNSURE)),
+                (results.c.level == VerdictLevel.NOT_SUPPORTED.value, int(Band.NOT_SUPPORTED)),
+                else_=int(Band.PARTIALLY_SUPPORTED))
+
+
 def _in_view(view: QueueView):
     """The patrol queue's condition for ``view``: sure flags, unsure results, or either."""
     if view is QueueView.FLAGS:
@@ -420,7 +432,7 @@ def _result_row(check: Check, position: int, result: Result, now: datetime, rank
         "decided_by": result.decided_by[:255], "judge": _json(result.judge.to_dict()) if result.judge else None,
         "judge_note": result.judge_note or None, "judge_pending": result.judge_pending,
         "source_instructions": _json(result.source_instructions) if result.source_instructions else None,
-        "unsure": bool(getattr(result, "unsure", False)) and not result.flagged,
+        "unsure": result.unsure,
     }
 
 

@@ -41,6 +41,7 @@ from service.store import Check, CheckStatus, DismissReason, Origin, QueueView, 
 from side.extract.claims import Claim
 from side.messages import Messages
 from side.pipeline import Suggestion
+from side.ranking import failure_rank
 from side.verify.levels import VerdictLevel
 from side.verify.verifier import Evidence
 
@@ -268,13 +269,18 @@ def domain(url: str) -> str:
         return url
 
 
-def page_order(result: StoredResult) -> tuple[int, float, int]:
-    """Flagged first, highest priority first (the queue's order, :mod:`side.priority`), so the
-    citations to fix lead; the others follow in article order, where an editor finds them."""
-    if is_flagged(result):
-        rank = result.priority.score if result.priority and result.priority.score is not None else None
-        return 0, -(rank if rank is not None else result.failure_likelihood or 0.0), result.position
-    return 1, 0.0, result.position
+def page_order(result: StoredResult) -> tuple[int, float, float, int]:
+    """Flags first, then the levels Side is unsure of, each in the queue's order (the band of
+    :func:`side.ranking.failure_rank`, then priority), so the citations to fix lead; the others
+    follow in article order, where an editor finds them."""
+    group = 0 if is_flagged(result) else 1 if in_queue(result, QueueView.UNSURE) else 2
+    if group == 2:
+        return group, 0.0, 0.0, result.position
+    likelihood = result.failure_likelihood or 0.0
+    rank = result.priority.score if result.priority and result.priority.score is not None else None
+    _, band, key = failure_rank(result.level, likelihood, result.unsure,
+                                extra=0.0 if rank is None else rank - likelihood)
+    return group, band, key, result.position
 
 
 def page_link(wiki: str, title: str) -> str:
@@ -310,7 +316,8 @@ def queue() -> str:
     flags, unsure = svc.store.count_flagged(QueueView.FLAGS), svc.store.count_flagged(QueueView.UNSURE)
     return render_template("queue.html", filters=filters, results=shown, more=len(rows) > PAGE_SIZE,
                            wikis=svc.store.wikis(), counts=unsure if filters.view is QueueView.UNSURE else flags,
-                           views={QueueView.FLAGS: flags[ReviewStatus.OPEN], QueueView.UNSURE: unsure[ReviewStatus.OPEN]},
+                           views={QueueView.FLAGS: flags[ReviewStatus.OPEN],
+                                  QueueView.UNSURE: unsure[ReviewStatus.OPEN]},
                            levels=LEVELS, statuses=list(ReviewStatus))
 
 
