@@ -210,6 +210,7 @@ function resultFromLiftWing( citation ) {
 		unsupported: citation.unsupported || [],
 		score: citation.score,
 		flagged: citation.flagged,
+		unsure: citation.unsure === true,
 		reportable: citation.reportable,
 		reasons: citation.reasons || [],
 		evidence: citation.evidence || [],

@@ -6,7 +6,10 @@
  * supported, partially supported (with the claim's words the source does not back), not
  * supported, and could not be checked (a paywall, a wall, a fetch error, a language the model
  * cannot read...), which says so calmly with the service's reason, in grey, never as a
- * warning. Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in
+ * warning. A flag (``flagged``: likely fails review) is shown prominently; a level Side is
+ * unsure of (``unsure``: its score between the sure flag cut and the supported cut) is worded
+ * as its guess ("Probably partially supported; Side is unsure") in a quiet grey style, never as
+ * a flag. Plain DOM with Codex classes (cdx-message, cdx-button), so it looks native in
  * Vector 2022 without loading Vue; side.css adds the few layout rules.
  *
  * The panel never calls the service or edits text: it reports clicks to the controller.
@@ -30,6 +33,13 @@ var BUTTON_CLASSES = {
 	primary: 'cdx-button--action-progressive cdx-button--type-primary cdx-button--weight-primary',
 	normal: 'cdx-button--framed',
 	quiet: 'cdx-button--type-quiet cdx-button--weight-quiet'
+};
+/* The label of a level Side is unsure of: its guess (only a level that needs review is ever unsure). */
+var UNSURE_MESSAGES = {
+	// eslint-disable-next-line camelcase -- the API's level value
+	partially_supported: 'side-verdict-unsure-partially-supported',
+	// eslint-disable-next-line camelcase -- the API's level value
+	not_supported: 'side-verdict-unsure-not-supported'
 };
 var ERROR_MESSAGES = {
 	unreachable: 'side-error-unreachable',
@@ -243,18 +253,30 @@ function createPanel( options ) {
 			level !== 'pending' && level !== 'none' ? level : 'none';
 	}
 
+	/* Whether the row shows Side's guess: an unsure result, never a flagged one. */
+	function isUnsure( item, level ) {
+		return Boolean( item.result && item.result.unsure === true && item.result.flagged !== true &&
+			Object.prototype.hasOwnProperty.call( UNSURE_MESSAGES, level ) );
+	}
+
 	function evidenceNote( result ) {
 		var evidence = strongest( result.evidence );
 		return el( 'div', 'side-hint__evidence', evidence ? msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) );
 	}
 
 	function hintRow( item ) {
-		var result = item.result, level = levelOf( item ),
-			row = el( 'li', 'side-hint side-hint--' + level, null, { 'data-side-key': item.key, 'data-side-level': level } ),
+		var result = item.result, level = levelOf( item ), unsure = isUnsure( item, level ),
+			flagged = Boolean( result && result.flagged === true && level !== 'cannot_check' ),
+			row = el( 'li', 'side-hint side-hint--' + level + ( unsure ? ' side-hint--unsure' : '' ) +
+				( flagged ? ' side-hint--flagged' : '' ), null,
+			{ 'data-side-key': item.key, 'data-side-level': level, 'data-side-unsure': unsure ? 'true' : 'false' } ),
 			head = el( 'div', 'side-hint__head' ), words, suggestions;
 		// Messages: side-verdict-supported, side-verdict-partially-supported, side-verdict-not-supported,
-		// side-verdict-cannot-check, side-verdict-pending, side-verdict-none
-		head.appendChild( el( 'span', 'side-verdict side-verdict--' + level, msg( LEVEL_MESSAGES[ level ] ) ) );
+		// side-verdict-cannot-check, side-verdict-pending, side-verdict-none,
+		// side-verdict-unsure-partially-supported, side-verdict-unsure-not-supported
+		head.appendChild( unsure ?
+			el( 'span', 'side-verdict side-verdict--unsure', msg( UNSURE_MESSAGES[ level ] ) ) :
+			el( 'span', 'side-verdict side-verdict--' + level, msg( LEVEL_MESSAGES[ level ] ) ) );
 		head.appendChild( button( msg( 'side-show', item.number ), 'side-show', 'quiet', function () {
 			options.onShow( item.key );
 		} ) );

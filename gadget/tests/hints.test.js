@@ -208,3 +208,60 @@ describe( 'the messages', () => {
 		expect( Object.values( messages ).join( '\n' ) ).not.toMatch( /SUPPORTS|REFUTES|NOT ENOUGH INFO/ );
 	} );
 } );
+
+describe( 'a verdict Side is unsure of', () => {
+	it( 'reads as Side\'s guess, quietly, while a flag stands out', () => {
+		panelWith( [
+			{ result: result( 'not_supported' ) },
+			{ result: result( 'partially_supported', { flagged: false, unsure: true } ) },
+			{ result: result( 'not_supported', { flagged: false, unsure: true } ) }
+		] );
+		const [ flag, guess, guessNot ] = document.querySelectorAll( '.side-hint' );
+		expect( flag.querySelector( '.side-verdict' ).textContent ).toBe( 'Not supported' );
+		expect( flag.classList.contains( 'side-hint--flagged' ) ).toBe( true );
+		expect( flag.dataset.sideUnsure ).toBe( 'false' );
+		expect( getComputedStyle( flag ).borderLeftStyle ).toBe( 'solid' );
+
+		expect( guess.querySelector( '.side-verdict' ).textContent ).toBe( 'Probably partially supported; Side is unsure' );
+		expect( guessNot.querySelector( '.side-verdict' ).textContent ).toBe( 'Probably not supported; Side is unsure' );
+		for ( const hint of [ guess, guessNot ] ) {
+			const label = hint.querySelector( '.side-verdict' );
+			expect( hint.dataset.sideUnsure ).toBe( 'true' );
+			expect( hint.classList.contains( 'side-hint--flagged' ) ).toBe( false );
+			expect( label.className ).toBe( 'side-verdict side-verdict--unsure' );
+			/* quiet: grey, not bold, dotted; never the flag's red */
+			expect( getComputedStyle( label ).color ).toBe( 'rgb(84, 89, 93)' );
+			expect( getComputedStyle( label ).fontWeight ).toBe( 'normal' );
+			expect( getComputedStyle( label ).borderStyle ).toBe( 'dotted' );
+		}
+		expect( colours( guess.querySelector( '.side-verdict' ) ) )
+			.not.toEqual( colours( flag.querySelector( '.side-verdict' ) ) );
+	} );
+
+	it( 'keeps its level, its evidence and its better sources', () => {
+		panelWith( [ { result: result( 'partially_supported', { flagged: false, unsure: true,
+			unsupported: [ 'in 1997' ], suggestions: [ SUGGESTION ] } ) } ] );
+		const guess = row( 'partially_supported' );
+		expect( guess.querySelector( '.side-hint__word' ).textContent ).toBe( 'in 1997' );
+		expect( guess.querySelector( '.side-hint__evidence' ).textContent ).toContain( 'Evidence for partially_supported.' );
+		expect( guess.querySelectorAll( '.side-hint__suggestions li' ) ).toHaveLength( 1 );
+	} );
+
+	it( 'is never claimed for a flag or for a level that needs no review', () => {
+		panelWith( [ { result: result( 'supported', { unsure: true } ) },
+			{ result: result( 'not_supported', { flagged: true, unsure: true } ) },
+			{ result: result( 'cannot_check', { unsure: true, level_reason: 'paywall', score: null } ) } ] );
+		expect( [ ...document.querySelectorAll( '.side-hint' ) ].map( ( r ) => r.dataset.sideUnsure ) )
+			.toEqual( [ 'false', 'false', 'false' ] );
+		expect( badge( 'supported' ).textContent ).toBe( 'Supported' );
+		expect( badge( 'not_supported' ).textContent ).toBe( 'Not supported' );
+	} );
+
+	it( 'has its messages in every language, documented', () => {
+		for ( const key of [ 'side-verdict-unsure-partially-supported', 'side-verdict-unsure-not-supported' ] ) {
+			expect( messages[ key ] ).toMatch( /Side is unsure$/ );
+			expect( documentation[ key ] ).toBeTruthy();
+			expect( require( '../i18n/de.json' )[ key ] ).toBeTruthy();
+		}
+	} );
+} );

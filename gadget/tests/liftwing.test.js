@@ -76,7 +76,7 @@ describe( 'the Lift Wing client against a real HTTP server', () => {
 			[ [ 'k-good', 'supported' ], [ 'k-part', 'partially_supported' ], [ 'k-wall', 'cannot_check' ] ] );
 		expect( check.results[ 1 ] ).toMatchObject( { unsupported: [ '1997' ], suggestions: [ SUGGESTION ],
 			evidence: ANSWER.citations[ 1 ].evidence, reasons: [ 'partially supported: support 0.55' ],
-			flagged: true, reportable: false, score: 0.55 } );
+			flagged: true, unsure: false, reportable: false, score: 0.55 } );
 		expect( check.results[ 2 ] ).toMatchObject( { level_reason: 'paywall: only a teaser was served',
 			source_status: 'cannot_check', source_url: '' } );
 		expect( check.dashboard_url ).toBeUndefined();
