@@ -84,6 +84,17 @@ def test_an_unsure_result_page_words_its_level_as_side_s_guess(client, store):
     assert "probably partially supported; Side is unsure" in text
 
 
+def test_the_article_page_lists_flags_then_unsure_guesses_then_the_rest(client, store):
+    from gadget.server.present import page_path
+
+    _, (flag, guess, fine, weaker) = stored(client, store)
+    doc = page(client.get(page_path("enwiki", "Alsea (company)"), headers=HTML))
+    rows = doc.xpath("//tr[contains(@class, 'result-row')]")
+    assert [int(r.get("data-result-id")) for r in rows] == [flag.id, weaker.id, guess.id, fine.id]
+    assert [r.get("class") for r in rows] == ["result-row flagged", "result-row unsure", "result-row unsure",
+                                             "result-row"]
+
+
 def test_an_unsure_level_reads_as_side_s_guess():
     from gadget.server.present import guess_text
 
