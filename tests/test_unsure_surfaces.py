@@ -109,3 +109,10 @@ def test_a_bad_view_is_refused(client, store):
     assert "view" in response.get_data(as_text=True)
     json_response = client.get("/dashboard/?view=maybe", headers={"Accept": "application/json"})
     assert json_response.status_code == 400 and "view" in json_response.get_json()["error"]["message"]
+
+
+def test_metrics_count_the_unsure_apart_from_the_flags(client, store):
+    stored(client, store)
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'side_flagged_results{review_status="open"} 1.0' in text
+    assert 'side_unsure_results{review_status="open"} 2.0' in text

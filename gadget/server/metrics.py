@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gadget.server.services import Services
 from service.health import registry_counts
+from service.store import QueueView
 from service.stream import scorer_states, stream_backlog, stream_key
 from side.errors import SideError
 
@@ -56,6 +57,7 @@ class StateCollector(Collector):
         try:
             counts = self.svc.store.count_checks()
             flagged = self.svc.store.count_flagged()
+            unsure = self.svc.store.count_flagged(QueueView.UNSURE)
         except (SQLAlchemyError, SideError) as exc:  # a scrape must not fail because one part is down
             log.warning("metrics: store unavailable: %s", exc)
             up.add_metric(["database"], 0)
@@ -70,6 +72,11 @@ class StateCollector(Collector):
         for status, n in flagged.items():
             review.add_metric([status], n)
         yield review
+        guesses = GaugeMetricFamily("side_unsure_results", "Citations Side is unsure of (never flagged) by review "
+                                    "status", labels=["review_status"])
+        for status, n in unsure.items():
+            guesses.add_metric([status], n)
+        yield guesses
 
     def _queue(self, up: GaugeMetricFamily) -> Iterator[Metric]:
         try:
