@@ -55,6 +55,7 @@ from side.text import split_sentences
 from side.verify.cascade import note_instructions
 from side.verify.judge import SIDE
 from side.verify.levels import LevelThresholds, VerdictLevel
+from side.verify.severity import missing_and_severity
 from side.verify.verifier import Query, Shortlist, Verdict, Verifier
 
 __all__ = [
@@ -320,6 +321,8 @@ class Pipeline:
         result.rank = 1 + len(better)
         if result.level.needs_review:
             result.flagged = True
+            result.missing, result.severity = missing_and_severity(  # the verdict is final: after the judge
+                result.verdict.unsupported, result.claim.text, result.claim.living_person)
             if result.decided_by != SIDE:  # the judge's level; a talk page reports Side's own only
                 result.reasons.append(f"{result.level.text} ({result.decided_by})")
             else:

@@ -16,6 +16,7 @@ from side.extract.claims import Citation, Claim
 from side.extract.refnames import can_name, propose_ref_name, ref_tag, reuse_tag
 from side.verify.judge import SIDE, JudgeRequest, JudgeVerdict
 from side.verify.levels import VerdictLevel
+from side.verify.severity import MissingKind, Severity
 from side.verify.verifier import Evidence, Shortlist, Verdict
 
 if TYPE_CHECKING:
@@ -219,6 +220,10 @@ class Result:
     #: supported"...: :data:`side.verify.judge.INSTRUCTION_PATTERNS`), a sign of a page written to
     #: steer an LLM judge; noted for the reader, never obeyed, no change to the verdict.
     source_instructions: list[str] = field(default_factory=list)
+    #: For a partially or not supported verdict: what kind of words its source does not back and
+    #: how much that matters (:mod:`side.verify.severity`); None otherwise.
+    missing: MissingKind | None = None
+    severity: Severity | None = None
 
     @property
     def judge_pending(self) -> bool:
@@ -277,6 +282,7 @@ class Result:
             "decided_by": self.decided_by, "judge": self.judge.to_dict() if self.judge else None,
             "judge_note": self.judge_note, "judge_pending": self.judge_pending,
             "source_instructions": list(self.source_instructions),
+            "missing": self.missing, "severity": self.severity,
         }
 
     @classmethod
@@ -298,6 +304,8 @@ class Result:
             judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
             judge_note=str(data.get("judge_note") or ""),
             source_instructions=[str(p) for p in data.get("source_instructions") or []],
+            missing=MissingKind(data["missing"]) if data.get("missing") in MissingKind._value2member_map_ else None,
+            severity=Severity(data["severity"]) if data.get("severity") in Severity._value2member_map_ else None,
         )
 
 

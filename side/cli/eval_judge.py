@@ -41,7 +41,8 @@ def _citations(args: argparse.Namespace, config: Config) -> list:
 
     if args.task == "citations":
         if not args.claims:
-            raise InputError("the citations task needs --claims FILE (JSONL: claim, source_text, label, ...)")
+            raise InputError("the citations task needs a FILE (or --claims FILE): JSONL in the real-citation schema, "
+                             "claim, source_text, label, ... (docs/real-citations.md)")
         return read_citations(args.claims, args.limit)
     if args.task != "wice":
         raise InputError(f"--judge is measured on wice or citations, not {args.task}")
@@ -122,6 +123,10 @@ def _print(report: dict[str, Any], task: str) -> None:
                       f"{_fmt(cost['cascade_p50_s'], 2)} s, p95 {_fmt(cost['cascade_p95_s'], 2)} s (Side + judge)")
         if "first_error" in cost:
             console.print(f"First judge error: {cost['first_error']}")
+    if report.get("side", {}).get("operating_points"):
+        from side.cli.eval_verify import print_operating_points
+
+        print_operating_points(console, f"{task}: Side", report["side"]["operating_points"])
     if report["gold_cannot_check"]:
         console.print(f"{report['gold_cannot_check']} citations labelled cannot check left out of the metrics")
     console.print(report["note"])

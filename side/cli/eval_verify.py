@@ -14,7 +14,7 @@ from side.cli.checks import above, at_least
 from side.cli.jsonout import json_text
 from side.config import Config
 
-__all__ = ["TASKS", "register", "run_eval_verify"]
+__all__ = ["TASKS", "register", "run_eval_verify", "print_operating_points"]
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -35,11 +35,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and the count of claims that cannot be checked, by reason. Any file in the same schema can "
         "be given with --claims/--corpus. The unsupported task scores the words named as unsupported on "
         "WiCE non_supported_tokens dev (token precision/recall/F1, with absent-from-page and "
-        "all-content-words baselines).",
+        "all-content-words baselines) and the precision of high severity against the marked spans. WiCE, "
+        "Citation-Integrity (oracle) and citations also get the operating-point table: needs review at the "
+        "shipped cuts and at the cuts flagging 5, 10, 15 and 30 percent of supported citations.",
     )
     p.add_argument("task", choices=TASKS + ("citations", "all"), nargs="?", default="wice",
                    help="citations: a JSONL of real citations (claim, source_text, label, title?, section?, context?) "
                    "given with --claims")
+    p.add_argument("file", type=Path, nargs="?", metavar="FILE",
+                   help="claims file, the same as --claims (citations: a JSONL in the real-citation schema of "
+                   "docs/real-citations.md)")
     p.add_argument("--claims", type=Path, help="claims file (default: the shared dev file of the task)")
     p.add_argument("--corpus", type=Path, help="abstract corpus for scifact / citation-integrity")
     p.add_argument("--setting", choices=("oracle", "open", "both"), default="both",
@@ -84,6 +89,12 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     from side.verify.verifier import Verifier
 
     at_least(1, limit=args.limit)
+    if getattr(args, "file", None):
+        if args.claims and args.claims != args.file:
+            from side.errors import InputError
+
+            raise InputError("give the claims file once: FILE or --claims, not both")
+        args.claims = args.file
     above(0, judge_timeout=args.judge_timeout)
     data = Path(config.data_dir)
     if args.claims:  # a missing file is one line, before the models load
@@ -125,17 +136,29 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
 
 
 def _eval_unsupported(verifier: Verifier, claims: Path, limit: int | None) -> dict[str, Any]:
-    """Token P/R/F1 of the verifier's unsupported-words tagger, with two baselines."""
+    """Token P/R/F1 of the verifier's unsupported-words tagger, with two baselines, and the
+    precision of high severity (:func:`side.evaluation.verify.severity_metrics`)."""
     from side.data import require_file
     from side.errors import InputError
-    from side.evaluation.unsupported import evaluate_unsupported
+    from side.evaluation.unsupported import _tagged, claim_examples, load_token_claims, retriever, score_examples
+    from side.evaluation.verify import severity_metrics
+    from side.verify.unsupported import phrases
 
     require_file(claims)  # before the progress bar, so a missing file is one line
     if verifier.tagger is None:
         raise InputError("the model directory has no unsupported.json; run `side train unsupported`")
+    tagger = verifier.tagger
     with _bar("WiCE unsupported tokens", claims, limit) as bar:
-        return evaluate_unsupported(verifier.tagger, verifier.embeddings, claims, limit, verifier.k,
-                                    progress=bar.update)
+        examples = claim_examples(load_token_claims(claims, limit), retriever(verifier.embeddings, verifier.k),
+                                  bar.update)
+    if not examples:
+        raise InputError(f"{claims}: no claims to evaluate")
+    result = score_examples(tagger, examples)
+    texts = [e.claim.claim for e in examples]
+    result["severity"] = severity_metrics(
+        texts, [phrases(e.claim.claim, e.tokens, e.claim.unsupported) for e in examples],
+        [phrases(e.claim.claim, e.tokens, list(_tagged(tagger, e))) for e in examples])
+    return result
 
 
 def _print_unsupported(console: Any, res: dict[str, Any]) -> None:
@@ -149,6 +172,27 @@ def _print_unsupported(console: Any, res: dict[str, Any]) -> None:
         m = res[name]
         table.add_row(name, _fmt(m["precision"]), _fmt(m["recall"]), _fmt(m["f1"]))
     console.print(table)
+    if "severity" in res:
+        sev = res["severity"]
+        console.print(f"Severity: {sev['predicted_high']} of {sev['claims']} partially supported claims high; "
+                      f"precision of high {_fmt(sev['precision_high'])}, recall {_fmt(sev['recall_high'])} "
+                      f"(gold: the marked span holds a number, date or name, {sev['gold_fact']} claims)")
+
+
+def print_operating_points(console: Any, name: str, rows: list[dict[str, Any]]) -> None:
+    """The operating-point table of :func:`side.evaluation.verify.operating_points`."""
+    from rich.table import Table
+
+    table = Table(title=f"{name}: needs review at operating points")
+    for col in ("point", "cut", "supported flagged", "precision", "recall", "unsure", "high severity"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(row["point"], _fmt(row["cut"]), _fmt(row["supported_flagged"]), _fmt(row["precision"]),
+                      _fmt(row["recall"]), _fmt(row["unsure_share"]), _fmt(row["high_severity_share"]))
+    console.print(table)
+    console.print("precision / recall: of needs review (gold partially or not supported); supported flagged: share "
+                  "of supported citations flagged; unsure: share of all citations between the cut and the "
+                  "supported cut; high severity: share of all citations flagged at high severity")
 
 
 def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:
@@ -270,3 +314,5 @@ def _print_levels(console: Any, name: str, res: dict) -> None:
     reasons = res.get("cannot_check", {})
     told = ", ".join(f"{reason}: {count}" for reason, count in reasons.items()) or "none"
     console.print(f"{name}: cannot check {sum(reasons.values())} ({told})")
+    if "operating_points" in res:
+        print_operating_points(console, name, res["operating_points"])

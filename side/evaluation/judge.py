@@ -42,9 +42,9 @@ import numpy as np
 
 from side.data import load_wice, read_jsonl
 from side.errors import InputError
-from side.evaluation.verify import LEVELS, auroc, level_metrics, wice_sentences
+from side.evaluation.verify import LEVELS, auroc, level_metrics, operating_points, wice_sentences
 from side.verify.judge import QUOTED_LEVELS, QuoteCheck
-from side.verify.levels import VerdictLevel
+from side.verify.levels import LevelThresholds, VerdictLevel
 
 if TYPE_CHECKING:
     from side.verify.cascade import CascadeSettings
@@ -183,6 +183,8 @@ class Outcome:
     judge: JudgeVerdict | None = None
     judge_s: float = 0.0
     error: str = ""
+    #: Side's verdict is high severity (:mod:`side.verify.severity`; for the operating points).
+    side_high: bool = False
 
 
 def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], window_tokens: int,
@@ -214,6 +216,7 @@ def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[
     """Side alone, the judge alone and the cascade on ``citations`` (each judged once; Side
     alone when ``judge`` is None)."""
     from side.text import split_sentences
+    from side.verify.severity import Severity, missing_and_severity
     from side.verify.verifier import MAX_SOURCE_CHARS, Query
 
     outcomes: list[Outcome] = []
@@ -226,11 +229,12 @@ def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[
             settings.mode == "all" or settings.band_low <= verdict.score < settings.band_high)
         answer, judge_s, error = (_judge_one(judge, item, sentences, settings.window_tokens, verifier,
                                              settings.quote_cut) if judge else (None, 0.0, ""))
+        high = missing_and_severity(verdict.unsupported, item.claim)[1] is Severity.HIGH
         outcomes.append(Outcome(item.label, verdict.score, verdict.level.value, side_s, in_band, answer, judge_s,
-                                error))
+                                error, high))
         if progress:
             progress(1)
-    return summarize(outcomes, settings, judged=judge is not None)
+    return summarize(outcomes, settings, judged=judge is not None, cuts=verifier.levels)
 
 
 def _judge_level_score(outcome: Outcome) -> tuple[str, float]:
@@ -251,9 +255,11 @@ def _cascade_level_score(outcome: Outcome, settings: CascadeSettings) -> tuple[s
     return outcome.judge.level.value, settings.band_low + width * judge_score(outcome.judge)
 
 
-def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bool = True) -> dict[str, Any]:
+def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bool = True,
+              cuts: LevelThresholds | None = None) -> dict[str, Any]:
     """The three methods' metrics and the judge's cost, from per-citation outcomes (Side's
-    alone when nothing was ``judged``)."""
+    alone when nothing was ``judged``); with Side's ``cuts``, also Side's operating points
+    (:func:`side.evaluation.verify.operating_points`) as ``report["side"]["operating_points"]``."""
     kept = [o for o in outcomes if o.gold in LEVELS]
     gold = [o.gold for o in kept]
     methods: dict[str, list[tuple[str, float]]] = {
@@ -269,6 +275,10 @@ def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bo
             continue
         scores = np.array([score for _, score in pairs], dtype=float)
         report[name] = method_metrics(gold, scores, [level for level, _ in pairs]) if kept else {}
+    if cuts is not None and kept:
+        report["side"]["operating_points"] = operating_points(
+            gold, np.array([o.side_score for o in kept], dtype=float), [o.side_level for o in kept],
+            np.array([o.side_high for o in kept], dtype=bool), cuts)
     answered = [o.judge for o in outcomes if o.judge is not None]
     sent = [o for o in outcomes if o.in_band]
     report["cost"] = {

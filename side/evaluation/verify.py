@@ -43,7 +43,7 @@ __all__ = [
     "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
     "evaluate_scifact", "LEVELS", "PREDICTED_LEVELS", "level_metrics", "majority_levels", "cut_levels",
     "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level", "WHOLE_CLAIM_PEER",
-    "level_peers", "split_cost",
+    "level_peers", "split_cost", "OPERATING_SHARES", "operating_points", "verdict_severities", "severity_metrics",
 ]
 
 #: Recall of not_supported at which Side reports precision.
@@ -156,6 +156,94 @@ def report_metrics(gold: list[str], verdicts: list[Verdict], cuts: LevelThreshol
     return {"report_threshold": cuts.report, "reported": int(posted.sum()),
             "precision": float(negative[posted].mean()) if posted.any() else float("nan"),
             "recall": float((negative & posted).sum() / negative.sum()) if negative.any() else float("nan")}
+
+
+#: Shares of supported citations flagged at which the operating-point table is printed.
+OPERATING_SHARES = (0.05, 0.10, 0.15, 0.30)
+
+
+def _point(name: str, cut: float, flagged: np.ndarray, gold_review: np.ndarray, good: np.ndarray,
+           unsure: np.ndarray, high: np.ndarray) -> dict[str, Any]:
+    said, wanted = int(flagged.sum()), int(gold_review.sum())
+    hits = int((flagged & gold_review).sum())
+    n = max(1, len(flagged))
+    return {"point": name, "cut": cut, "flagged": said,
+            "supported_flagged": float(flagged[good].mean()) if good.any() else float("nan"),
+            "precision": hits / said if said else float("nan"), "recall": hits / wanted if wanted else float("nan"),
+            "unsure_share": float(unsure.sum() / n), "high_severity_share": float((flagged & high).sum() / n)}
+
+
+def operating_points(gold: list[str], score: np.ndarray, levels: list[str], high: np.ndarray,
+                     cuts: LevelThresholds, shares: tuple[float, ...] = OPERATING_SHARES) -> list[dict[str, Any]]:
+    """Needs review at the shipped cuts and at cuts flagging ``shares`` of the supported citations.
+
+    Per row, over all citations (a *cannot check* verdict is never flagged nor unsure):
+    flagged = the citations needing review at that point: at "levels", the levels Side gives
+    (partially or not supported); at a cut, a score below it (the supported cut, the not-supported
+    cut, the report cut), or, for a share s, at most the s quantile of the supported citations'
+    scores (ties flag together). precision / recall: of needs review, gold partially or not
+    supported. supported_flagged: the share of gold-supported citations flagged. unsure_share:
+    the share scoring between the row's cut and the supported cut (neither flagged nor called
+    supported: at the not-supported cut, the partially supported band; 0 at the supported cut
+    and at "levels"; a cut above the supported one counts the band above it). high_severity_share:
+    the share of all citations flagged with high severity (``high``: one bool per citation).
+    """
+    labels = np.array(gold)
+    checked = np.array([level != VerdictLevel.CANNOT_CHECK.value for level in levels], dtype=bool)
+    good = (labels == VerdictLevel.SUPPORTED.value) & checked
+    review = labels != VerdictLevel.SUPPORTED.value
+    high = np.asarray(high, dtype=bool)
+    none = np.zeros(len(labels), dtype=bool)
+    own = np.array([VerdictLevel(level).needs_review for level in levels], dtype=bool)
+    rows = [_point("levels", float("nan"), own, review, good, none, high)]
+
+    def at(name: str, cut: float, flagged: np.ndarray) -> dict[str, Any]:
+        low, top = min(cut, cuts.supported), max(cut, cuts.supported)
+        unsure = checked & (score >= low) & (score < top) & ~flagged if cut < cuts.supported else \
+            checked & (score >= low) & (score <= top) & flagged
+        return _point(name, cut, flagged, review, good, unsure, high)
+
+    for name, cut in (("supported cut", cuts.supported), ("not supported cut", cuts.not_supported),
+                      ("report cut", cuts.report)):
+        rows.append(at(name, cut, checked & (score < cut)))
+    for share in shares:
+        if not good.any():
+            break
+        cut = float(np.quantile(score[good], share, method="inverted_cdf"))
+        rows.append(at(f"{round(share * 100)}% supported flagged", cut, checked & (score <= cut)))
+    return rows
+
+
+def verdict_severities(claims: list[str], verdicts: list[Verdict], living: list[bool] | None = None) -> np.ndarray:
+    """High severity or not, per citation: its unsupported words (else the whole claim) classified
+    by :func:`side.verify.severity.missing_and_severity`; a living-person article makes every gap high."""
+    from side.verify.severity import Severity, missing_and_severity
+
+    living = living or [False] * len(claims)
+    return np.array([missing_and_severity(v.unsupported, c, alive)[1] is Severity.HIGH
+                     for c, v, alive in zip(claims, verdicts, living, strict=True)], dtype=bool)
+
+
+def severity_metrics(claims: list[str], gold_spans: list[tuple[str, ...]],
+                     predicted_spans: list[tuple[str, ...]]) -> dict[str, Any]:
+    """Precision of "high" severity against annotators' unsupported spans (WiCE ``non_supported_tokens``).
+
+    Every record is a partially supported claim. Predicted: the severity of the words the tagger
+    names (the whole claim where it names none, as in the Pipeline; no living-person articles
+    here). Gold positive: the marked span holds a number, a date or a name
+    (:func:`side.verify.severity.holds_fact`). precision = gold positive among the claims
+    predicted high; recall = predicted high among the gold positive.
+    """
+    from side.verify.severity import Severity, holds_fact, missing_and_severity
+
+    predicted = np.array([missing_and_severity(p, c)[1] is Severity.HIGH
+                          for c, p in zip(claims, predicted_spans, strict=True)], dtype=bool)
+    gold = np.array([holds_fact(g, c) for c, g in zip(claims, gold_spans, strict=True)], dtype=bool)
+    hits = int((predicted & gold).sum())
+    return {"claims": len(claims), "predicted_high": int(predicted.sum()), "gold_fact": int(gold.sum()),
+            "precision_high": hits / int(predicted.sum()) if predicted.any() else float("nan"),
+            "recall_high": hits / int(gold.sum()) if gold.any() else float("nan"),
+            "gold_fact_share": float(gold.mean()) if len(gold) else float("nan")}
 
 
 #: The level rule the sub-claim one is measured against in the same run: the whole claim's score and two cuts.
@@ -279,6 +367,9 @@ def evaluate_wice(verifier: Verifier, path: str | Path, limit: int | None = None
         "levels": levels,
         "report": report_metrics(labels, [p.decided for p in prepared], verifier.levels),
         "cannot_check": cannot_check_reasons(verdict_levels, [p.decided.reason for p in prepared]),
+        "operating_points": operating_points(
+            labels, support, verdict_levels,
+            verdict_severities([c.claim for c in claims], [p.decided for p in prepared]), verifier.levels),
     }
 
 
@@ -389,6 +480,7 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
     counts = _Counts()
     gold_levels: list[str] = []
     judged: list[Prepared] = []
+    judged_claims: list[str] = []
     started = time.perf_counter()
     for claim in claims:
         text = CITATION_MARKER.sub("", claim.claim).strip()
@@ -401,6 +493,7 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         if gold_level and not retrieve:
             gold_levels += [gold_level(claim, d) for d in doc_ids]
             judged += items
+            judged_claims += [text] * len(items)
         predictions = {d: abstract_prediction(item, rationale_threshold)
                        for d, item in zip(doc_ids, items, strict=False)}
         if retrieve:
@@ -422,4 +515,7 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         result["cost"] = split_cost(judged, time.perf_counter() - started)
         result["report"] = report_metrics(gold_levels, [p.decided for p in judged], verifier.levels)
         result["cannot_check"] = cannot_check_reasons(verdict_levels, [p.decided.reason for p in judged])
+        result["operating_points"] = operating_points(
+            gold_levels, np.array([p.decided.score for p in judged]), verdict_levels,
+            verdict_severities(judged_claims, [p.decided for p in judged]), verifier.levels)
     return result

@@ -122,6 +122,9 @@ class Claim:
     #: 0 for the first use of the citation in the article, 1 for the next reuse, ...
     use_index: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: The article is in the wiki's "Living people" category (WP:BLP): any gap in it is high
+    #: severity (:mod:`side.verify.severity`).
+    living_person: bool = False
 
     @property
     def no_fetch(self) -> str:
@@ -163,6 +166,8 @@ class Claim:
             data["tag"] = dict(self.extra["tag"])
         if self.no_fetch:
             data["no_fetch"] = self.no_fetch
+        if self.living_person:
+            data["living_person"] = True
         return data
 
     @classmethod
@@ -175,6 +180,7 @@ class Claim:
             citation=Citation.from_dict(data.get("citation", {"id": "", "kind": "text"})),
             use_index=int(data.get("use_index", 0)),
             extra=_extra_of(data),
+            living_person=bool(data.get("living_person")),
         )
 
 

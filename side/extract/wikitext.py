@@ -52,7 +52,7 @@ from side.extract.sentences import clean_text, last_sentence, without_tag_remnan
 __all__ = [
     "ARCHIVE_FIELDS", "AUTHOR_FIELDS", "DATE_FIELDS", "LIST_TEMPLATES", "SHORT_TEMPLATES", "TITLE_FIELDS", "URL_FIELDS",
     "WEBSITE_FIELDS", "added_citations", "citation_from_body", "citation_id", "clean_text", "count_claim_marks",
-    "extract",
+    "extract", "is_living_person",
     "extract_citations", "extract_claims", "Extraction", "last_sentence", "ParseLevel",
 ]
 
@@ -522,7 +522,17 @@ def _dead_marked(walker: _Walker, citation: Citation) -> Citation:
     return citation
 
 
-def _resolve(walker: _Walker, title: str) -> list[Claim]:
+#: ``[[Category:Living people]]`` (any case of the first letters, spaces or underscores, a sort key).
+_LIVING_PEOPLE = re.compile(r"\[\[\s*category\s*:\s*living[ _]+people\s*(?:\|[^\]]*)?\]\]", re.IGNORECASE)
+
+
+def is_living_person(wikitext: str) -> bool:
+    """Whether the page puts itself in the "Living people" category (an article about a living
+    person, WP:BLP). Only the category as written is read, not one a template adds."""
+    return bool(_LIVING_PEOPLE.search(wikitext))
+
+
+def _resolve(walker: _Walker, title: str, living_person: bool = False) -> list[Claim]:
     claims: list[Claim] = []
     uses_so_far: Counter[str] = Counter()
     for use in walker.uses:
@@ -537,7 +547,8 @@ def _resolve(walker: _Walker, title: str) -> list[Claim]:
         index = uses_so_far[citation.id]
         uses_so_far[citation.id] += 1
         extra = {"marker": use.marker, **use.extra}
-        claims.append(Claim(title, use.section, use.text, use.left_context, citation, index, extra=extra))
+        claims.append(Claim(title, use.section, use.text, use.left_context, citation, index, extra=extra,
+                            living_person=living_person))
     return claims
 
 
@@ -566,7 +577,7 @@ def extract(wikitext: str, title: str, context_words: int = 100, max_claims: int
         raise InputError(f"title must be a str, not {type(title).__name__}")
     walker = _walk_page(wikitext, context_words, max_claims)
     assert walker.report is not None
-    return Extraction(tuple(_resolve(walker, title)), walker.report, walker.complete)
+    return Extraction(tuple(_resolve(walker, title, is_living_person(wikitext))), walker.report, walker.complete)
 
 
 def extract_claims(wikitext: str, title: str, context_words: int = 100) -> list[Claim]:
