@@ -113,7 +113,8 @@ def report_decision(result: StoredResult, threshold: float | None = None) -> Dec
     """Whether one stored result may go to a talk page, and why not.
 
     Only *not supported* results qualify: a result that could not be checked (a paywall, a wall,
-    a foreign page, nothing read) or is partially supported never does, whatever a row's flag or
+    a foreign page, nothing read), is partially supported, or that Side is unsure of (its level a
+    guess between the sure flag cut and the supported cut) never does, whatever a row's flag or
     score says. Then the operating point: the stored ``reportable`` (``threshold`` None), or a
     support score under the configured ``threshold``.
     """
@@ -122,6 +123,8 @@ def report_decision(result: StoredResult, threshold: float | None = None) -> Dec
         return Decision(False, f"{level.text}: only not supported citations are reported")
     if result.source_status in UNREAD or result.score is None:
         return Decision(False, "the cited source was not scored")
+    if getattr(result, "unsure", False):  # Side's guess, between its sure flag cut and its supported cut
+        return Decision(False, "Side is unsure of its level: never reported")
     if not result.flagged:
         return Decision(False, "not flagged")
     if threshold is None:

@@ -32,6 +32,7 @@ from bot.policy import (
 from bot.report import ReportItem, TalkReport, build_report
 from service.store import Check, CheckStatus, Store
 from side.config import BotConfig
+from side.ranking import queue_key
 
 if TYPE_CHECKING:
     from pywikibot.site import APISite
@@ -90,9 +91,13 @@ class Reporter:
         return finished
 
     def items_for(self, record: Check) -> list[ReportItem]:
-        """The citations of a finished check worth a talk-page message, not reported before."""
+        """The citations of a finished check worth a talk-page message, not reported before, in
+        queue order (:func:`side.ranking.queue_key`: the level's band, then Side's score with the
+        queue's signals)."""
         items = []
-        for result in self.store.results(record.id):
+        stored = self.store.results(record.id)
+        stored.sort(key=lambda r: queue_key(r, r.priority.score if r.priority else None))
+        for result in stored:
             decision = report_decision(result, self.threshold)
             if not decision:
                 log.debug("not reporting result %d of %s: %s", result.id, record.title, decision.reason)

@@ -425,8 +425,9 @@ class JudgeConfig:
     token: str = field(default="", repr=False)
     #: URL prefixes an endpoint must start with (SIDE_JUDGE_ALLOW_ENDPOINTS, comma separated).
     allow_endpoints: list[str] = field(default_factory=lambda: [LIFTWING_LLM_URL])
-    #: off: never; uncertain: citations whose support score is in [band_low, band_high), and
-    #: readable sources that are not English; all: every scored or readable citation.
+    #: off: never; uncertain: the citations Side is unsure of (a partially or not supported level
+    #: between the verifier's sure flag cut and its supported cut; [band_low, band_high) when those
+    #: are set), and readable sources that are not English; all: every scored or readable citation.
     mode: str = "uncertain"
     #: Seconds one verdict may take, every retry included (SIDE_JUDGE_TIMEOUT_S).
     timeout_s: float = 30.0
@@ -437,11 +438,11 @@ class JudgeConfig:
     #: Requests per hour to the endpoint at most (Lift Wing: 100 for anonymous callers outside
     #: Wikimedia Cloud); 0: no budget. Counted in Redis by workers, in the process by the CLI.
     rate_per_hour: int = 100
-    #: The cascade's band on Side's support score, chosen on WiCE train: outside it Side's not
-    #: supported (below) and supported (at or above) verdicts are at least 80% precise on the
-    #: train construction (`python benchmarks/judge_band.py --items 320 --precision 0.8`; docs/judge.md).
-    band_low: float = 0.309
-    band_high: float = 0.8263
+    #: An explicit band on Side's support score for ``uncertain`` (both 0 or more); negative (the
+    #: default): exactly the Results Side is unsure of, by the verifier's cuts: a partially or not
+    #: supported level at or above its sure flag cut, below its supported cut (docs/judge.md).
+    band_low: float = -1.0
+    band_high: float = -1.0
     #: Side's support score the judge's quote(s) must reach against the claim before a supported
     #: or partially supported verdict is taken (a quote on the page proves it is there, not that it
     #: backs the claim). Chosen on WiCE train: the highest cut that keeps 90% of honest quotes
@@ -740,8 +741,9 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     return cfg
 
 
-#: Numeric settings that may be negative (a negative report_threshold means the model's own cut).
-SIGNED_SETTINGS = frozenset({"bot.report_threshold"})
+#: Numeric settings that may be negative (a negative report_threshold means the model's own cut, a
+#: negative judge band the verifier's unsure band).
+SIGNED_SETTINGS = frozenset({"bot.report_threshold", "judge.band_low", "judge.band_high"})
 #: Numeric settings where 0 means nothing sensible (no time, no bytes, no threads, no results);
 #: every other one may be 0, which its comment gives a meaning (never, no cap, automatic).
 POSITIVE_SETTINGS = frozenset({
@@ -792,9 +794,10 @@ def _check(cfg: Config) -> None:
     judge = cfg.judge
     if judge.mode not in JUDGE_MODES:
         raise ConfigError(f"judge.mode must be one of {', '.join(JUDGE_MODES)}, got {judge.mode!r}")
-    if not 0.0 <= judge.band_low <= judge.band_high <= 1.0:
-        raise ConfigError(f"judge.band_low <= judge.band_high must lie in [0, 1], got {judge.band_low}, "
-                          f"{judge.band_high}")
+    unset = judge.band_low < 0 and judge.band_high < 0  # the verifier's unsure band
+    if not unset and not 0.0 <= judge.band_low <= judge.band_high <= 1.0:
+        raise ConfigError(f"judge.band_low <= judge.band_high must lie in [0, 1] (both negative: the verifier's "
+                          f"unsure band), got {judge.band_low}, {judge.band_high}")
     if not 0.0 <= judge.quote_cut <= 1.0:
         raise ConfigError(f"judge.quote_cut must lie in [0, 1], got {judge.quote_cut}")
     if judge.endpoint and not judge.endpoint.lower().startswith(("http://", "https://")):

@@ -108,8 +108,12 @@ class Pipeline:
         cuts = verifier.levels
         #: Score to level; an explicit ``flag_threshold`` moves the supported cut (and the ones under it).
         #: The verifier decides every level with these cuts (and names the unsupported words then).
+        #: The sure flag cut moves down with it (never above the supported cut).
         self.levels = cuts if flag_threshold is None else LevelThresholds(
-            flag_threshold, min(cuts.not_supported, flag_threshold), min(cuts.report, flag_threshold))
+            flag_threshold, min(cuts.not_supported, flag_threshold), min(cuts.report, flag_threshold),
+            min(float(cuts.flag), flag_threshold))  # type: ignore[arg-type]
+        if cascade is not None:  # the judge's "uncertain" band is exactly Side's unsure band
+            cascade.use_levels(self.levels)
 
     @classmethod
     def from_config(cls, config: Any, offline: bool = False, index_dir: str | Path | None = None,
@@ -319,17 +323,27 @@ class Pipeline:
             return
         current = result.verdict.score  # the citation's own score, now known to exist
         result.rank = 1 + len(better)
+        # Sure or unsure: a level the judge decided is sure (it was asked because Side was not); Side's
+        # own needs-review level is sure below the sure flag cut and its guess from there up.
+        flag = float(self.levels.flag)  # type: ignore[arg-type]
         if result.level.needs_review:
-            result.flagged = True
             result.missing, result.severity = missing_and_severity(  # the verdict is final: after the judge
                 result.verdict.unsupported, result.claim.text, result.claim.living_person)
             if result.decided_by != SIDE:  # the judge's level; a talk page reports Side's own only
+                result.flagged = True
                 result.reasons.append(f"{result.level.text} ({result.decided_by})")
+            elif self.levels.unsure(result.level, current):
+                result.unsure = True
+                result.reasons.append(f"{result.level_text}: support {current:.2f}, between the flag cut "
+                                      f"{flag:.2f} and the supported cut {self.levels.supported:.2f}")
             else:
-                result.reasons.append(f"{result.level.text}: support {current:.2f} below {self.flag_threshold:.2f}")
+                result.flagged = True
+                result.reasons.append(f"{result.level.text}: support {current:.2f} below {flag:.2f}")
                 result.reportable = self.levels.reportable(result.level, current)
         if better and better[0][1].score >= current + BETTER_MARGIN:
-            result.flagged = True
+            # a corpus page that clearly outscores the citation flags a sure one (supported too); an
+            # unsure Result only names it: unsure is never flagged
+            result.flagged = result.flagged or not result.unsure
             result.reasons.append(_better_reason(better[0], bool(result.suggestions)))
 
 

@@ -81,22 +81,25 @@ def failure_rank(level: VerdictLevel, failure_likelihood: float | None, unsure: 
 
 
 def result_band(result: Result) -> Band | None:
-    return band_of(result.level, result.unsure)
+    """The band of a Result, or of anything with its ``level``, ``unsure`` (False when it has none)
+    and ``failure_likelihood`` (a store's :class:`~service.store.StoredResult`)."""
+    return band_of(result.level, bool(getattr(result, "unsure", False)))
 
 
 def result_failure_score(result: Result) -> float | None:
     """:func:`failure_score` of a Result: its level shown (the judge's when taken), whether Side is
     unsure of it, and Side's own failure likelihood."""
-    return failure_score(result.level, result.failure_likelihood, result.unsure)
+    return failure_score(result.level, result.failure_likelihood, bool(getattr(result, "unsure", False)))
 
 
 def queue_key(result: Result, priority_score: float | None = None) -> tuple[int, float, float]:
     """The sort key of a Result in a queue (smallest first). ``priority_score`` (a
     :class:`side.priority.Priority` score: the likelihood plus its signals) orders inside a band
-    in place of the bare likelihood."""
+    in place of the bare likelihood. Any object with a Result's ``level``, ``failure_likelihood`` and
+    ``unsure`` (False when it has none) will do: a stored result too."""
     likelihood = result.failure_likelihood
     extra = 0.0 if priority_score is None or likelihood is None else float(priority_score) - likelihood
-    return failure_rank(result.level, likelihood, result.unsure, extra)
+    return failure_rank(result.level, likelihood, bool(getattr(result, "unsure", False)), extra)
 
 
 R = TypeVar("R", bound="Result")

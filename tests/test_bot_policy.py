@@ -325,3 +325,17 @@ def test_cooldown_expires(store):
     assert not policy.article_decision("A")
     clock[0] = created + timedelta(hours=25)
     assert policy.article_decision("A")
+
+
+def test_an_unsure_result_is_never_reported(store):
+    """Side's guess (between its sure flag cut and its supported cut) never goes to a talk page,
+    whatever a row's other columns say."""
+    from types import SimpleNamespace
+
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.05, True)])
+    (row,) = store.results(check_id)
+    assert is_reportable(row) and is_reportable(row, 0.236)
+    guess = SimpleNamespace(**{**vars(row), "unsure": True})
+    for threshold in (None, 0.236, 1.0):
+        decision = report_decision(guess, threshold)
+        assert not decision and decision.reason == "Side is unsure of its level: never reported"

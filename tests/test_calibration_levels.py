@@ -24,6 +24,7 @@ from side.training.calibration import (
     choose_cuts,
     choose_levels,
     choose_report_threshold,
+    choose_sure_flag,
     level_items,
     supported_part,
 )
@@ -177,6 +178,27 @@ def test_choose_levels_sets_ordered_cuts_on_the_combiner():
     assert set(combiner.info["baseline_levels"]) == {"baseline_bm25_max", "baseline_minilm_max_cosine"}
     bm25 = combiner.info["baseline_levels"]["baseline_bm25_max"]
     assert bm25["supported"] > bm25["not_supported"]
+    # the sure flag cut: in order, and at most 10% of the supported items below it
+    assert cuts.report <= cuts.flag <= cuts.supported and cuts.flag == combiner.sure_flag_threshold
+    scores = np.array([combiner.score(dict(zip(FEATURES, features[n], strict=True))) for n in range(299)])
+    supported = scores[truth[:299] == 0]
+    assert (supported < cuts.flag).mean() <= 0.1 == chosen["sure_flag"]["target"]
+    assert chosen["sure_flag_threshold"] == cuts.flag
+
+
+def test_sure_flag_is_the_highest_cut_flagging_at_most_a_tenth_of_supported():
+    supported = [0.10, 0.35, 0.40, 0.50, 0.60, 0.61, 0.70, 0.80, 0.85, 0.90, 0.95, 0.99]  # 12: one may fall below
+    score = np.array(supported + [0.05, 0.2, 0.3, 0.38, 0.45])
+    levels = [S] * 12 + [N, N, P, P, P]
+    chosen = choose_sure_flag(score, levels)
+    cut = chosen["sure_flag_threshold"]
+    assert cut == 0.35  # the 2nd lowest supported score: only 0.10 falls below it
+    assert chosen["supported_flagged"] == pytest.approx(1 / 12)
+    # below 0.35: 0.10 (supported), 0.05, 0.2, 0.3 (needs review)
+    assert chosen["flagged"] == 4 and chosen["precision"] == pytest.approx(3 / 4)
+    # one more supported item below would break the budget: any higher cut takes 0.35 in
+    assert (np.array(supported) < cut + 1e-6).mean() > 0.1
+    assert choose_sure_flag(np.array([0.2]), [N])["sure_flag_threshold"] == 0.0
 
 
 def test_eval_verify_wice_reports_levels(capsys):

@@ -35,7 +35,7 @@ from side.verify.judge import (
     instruction_phrases,
     parse_verdict,
 )
-from side.verify.levels import VerdictLevel
+from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Verdict, VerdictLabel
 
 from harness import free_port
@@ -293,6 +293,38 @@ def test_parse_verdict_reads_answers_leniently():
     assert (level, quotes, unsupported, confidence) == (VerdictLevel.SUPPORTED, ("a b c",), "x; y", 0.5)
     with pytest.raises(JudgeOutputError):
         parse_verdict('{"level": "maybe"}')
+
+
+def test_uncertain_sends_exactly_what_side_is_unsure_of():
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    uncertain, sentences = CascadeSettings("uncertain"), SOURCE.split("\n")
+    assert uncertain.band(cuts) == cuts.band == (0.4, 0.7)
+    for score in (0.3, 0.39, 0.4, 0.45, 0.55, 0.69, 0.7, 0.9):
+        level = cuts.level(score)
+        judged = wants_judge(side_result(score, level, sentences), uncertain, cuts)
+        assert judged == cuts.unsure(level, score) == (0.4 <= score < 0.7), score
+    # a partially supported level read off sub-claims, its whole score above the supported cut: still unsure
+    assert wants_judge(side_result(0.8, VerdictLevel.PARTIALLY_SUPPORTED, sentences), uncertain, cuts)
+    # the config's negative band (its default) is no band; a set one overrides the cuts
+    config = load_config(environ={})
+    assert not CascadeSettings.from_config(config.judge).explicit_band
+    assert CascadeSettings("uncertain", 0.1, 0.35).band(cuts) == (0.1, 0.35)
+    assert wants_judge(side_result(0.3, VerdictLevel.NOT_SUPPORTED, sentences), CascadeSettings("uncertain", 0.1, 0.35),
+                       cuts)
+    assert CascadeSettings("uncertain").resolved(cuts).band_low == 0.4
+
+
+def test_the_pipelines_cuts_are_the_cascades():
+    from types import SimpleNamespace
+
+    from side.pipeline import Pipeline
+
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    cascade = Cascade(judge=None, settings=CascadeSettings("uncertain"))  # type: ignore[arg-type]
+    fake = SimpleNamespace(flag_threshold=cuts.supported, levels=cuts)
+    assert Pipeline(fake, cascade=cascade).levels == cascade.levels == cuts  # type: ignore[arg-type]
+    lowered = Pipeline(fake, cascade=cascade, flag_threshold=0.3)  # type: ignore[arg-type]
+    assert cascade.levels == lowered.levels and lowered.levels.flag == 0.3 and lowered.levels.supported == 0.3
 
 
 def test_the_cascade_sends_only_the_band_and_foreign_sources():

@@ -112,6 +112,9 @@ def test_cli_check_offline_json(index_dir, tmp_path, capsys):
     statuses = {c["source_status"] for c in report["results"]}
     assert statuses == {"unavailable"}
     assert all(c["suggestions"] is not None for c in report["results"])
+    # unread sources are neither flagged nor unsure, and --json says so
+    assert all(c["unsure"] is False and c["flagged"] is False for c in report["results"])
+    assert report["unsure"] == 0
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -230,3 +233,100 @@ def test_the_text_report_counts_citations_per_level_in_its_title(capsys):
     assert ("Port: 4 citations: 2 supported, 0 partially supported, 1 not supported, 1 cannot check; "
             "1 flagged") in out
     assert "cannot check: paywall" in out and "not supported: support 0.40 below 0.50" in out
+
+
+def _decided(score: float, cuts, level=None, decided_by: str = ""):
+    """A Result at ``score`` as a Pipeline with ``cuts`` decides it (no corpus candidates)."""
+    from types import SimpleNamespace
+
+    from side.pipeline import Result, SourceStatus
+    from side.verify.verifier import Verdict
+
+    claim = extract_claims("'''Port''' is a town.\n\n== History ==\nThe port opened in 1901."
+                           "<ref>[https://news.example/port Port opens]</ref>", "Port")[0]
+    pipeline = Pipeline(SimpleNamespace(flag_threshold=cuts.supported, levels=cuts))
+    result = Result(claim, SourceStatus.FETCHED, Verdict("SUPPORTS", score, level=level or cuts.level(score)),
+                    url_depth=1)
+    if decided_by:
+        result.decided_by = decided_by
+    pipeline._decide(result, [])
+    return result
+
+
+def test_sure_or_unsure_between_the_flag_cut_and_the_supported_cut():
+    from side.verify.levels import LevelThresholds, VerdictLevel
+
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    unsure_partial, unsure_not = _decided(0.6, cuts), _decided(0.45, cuts)
+    for result in (unsure_partial, unsure_not):
+        assert result.unsure and not result.flagged and not result.reportable
+    assert unsure_partial.level_text == "probably partially supported; Side is unsure"
+    assert unsure_not.level_text == "probably not supported; Side is unsure"
+    assert any("probably not supported; Side is unsure" in r for r in unsure_not.reasons)
+    sure_not, reported = _decided(0.3, cuts), _decided(0.1, cuts)
+    assert sure_not.flagged and not sure_not.unsure and not sure_not.reportable
+    assert reported.flagged and reported.reportable and reported.level_text == "not supported"
+    supported = _decided(0.8, cuts)
+    assert not (supported.flagged or supported.unsure)
+    # the judge's level is sure: asked because Side was unsure, its needs-review verdict is flagged
+    judged = _decided(0.6, cuts, VerdictLevel.NOT_SUPPORTED, decided_by="LLM: qwen")
+    assert judged.flagged and not judged.unsure and not judged.reportable
+    # an old combiner (no flag cut): the flag cut is the supported cut, every needs-review level sure
+    old = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2)
+    assert old.flag == 0.7 and _decided(0.6, old).flagged and not _decided(0.6, old).unsure
+    with pytest.raises(ValueError):
+        LevelThresholds(supported=0.7, not_supported=0.5, report=0.3, flag=0.2)  # report above the flag cut
+    with pytest.raises(ValueError):
+        LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.8)  # flag above supported
+
+
+def test_an_unsure_result_is_not_flagged_by_a_better_corpus_page():
+    from types import SimpleNamespace
+
+    from side.pipeline import Result, SourceStatus
+    from side.retrieval.corpus import Passage
+    from side.retrieval.fusion import DocumentHit
+    from side.verify.levels import LevelThresholds
+    from side.verify.verifier import Verdict
+
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    pipeline = Pipeline(SimpleNamespace(flag_threshold=cuts.supported, levels=cuts))
+    passage = Passage(0, "d1", DOCS[0].url, DOCS[0].title, DOCS[0].text, 0, 3)
+    hit = DocumentHit("d1", DOCS[0].url, DOCS[0].title, 1.0, passage)
+    outcomes = {}
+    for score in (0.3, 0.45):
+        claim = extract_claims("'''Port''' is a town.\n\n== History ==\nThe port opened in 1901."
+                               "<ref>[https://news.example/port Port opens]</ref>", "Port")[0]
+        result = Result(claim, SourceStatus.FETCHED, Verdict("SUPPORTS", score, level=cuts.level(score)), url_depth=1)
+        pipeline._decide(result, [(hit, Verdict("SUPPORTS", 0.95, level=cuts.level(0.95)))])
+        outcomes[score] = result
+    assert outcomes[0.3].flagged
+    assert outcomes[0.45].unsure and not outcomes[0.45].flagged
+    assert any("supports the claim better" in r for r in outcomes[0.45].reasons)
+
+
+def test_the_json_report_carries_unsure_and_ranks_it_after_the_flags():
+    from side.pipeline import ArticleResults, Result
+    from side.verify.levels import LevelThresholds
+
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    results = [_decided(0.6, cuts), _decided(0.8, cuts), _decided(0.35, cuts)]
+    data = ArticleResults("Port", results).to_dict()
+    assert data["unsure"] == 1 and data["flagged"] == 1
+    assert [(r["flagged"], r["unsure"]) for r in data["results"]] == [(True, False), (False, True), (False, False)]
+    assert data["results"][1]["level_text"] == "probably partially supported; Side is unsure"
+    again = Result.from_dict(data["results"][1])
+    assert again.unsure and not again.flagged
+
+
+def test_the_text_report_words_an_unsure_level_as_sides_guess(capsys):
+    from side.cli.verify import print_report
+    from side.pipeline import ArticleResults
+    from side.verify.levels import LevelThresholds
+
+    cuts = LevelThresholds(supported=0.7, not_supported=0.5, report=0.2, flag=0.4)
+    print_report(ArticleResults("Port", [_decided(0.6, cuts), _decided(0.3, cuts)]))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 flagged, 1 unsure" in out
+    assert "FLAG not supported" in out and "FLAG probably" not in out
+    assert "probably partially supported; Side is unsure" in out

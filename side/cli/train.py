@@ -110,8 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "sentence, 'suggestion-wrong' a not-supported pair")
     p.add_argument("--combiner-only", action="store_true", help="keep the cross-encoder; refit the combiner")
     p.add_argument("--levels-only", action="store_true",
-                   help="keep the cross-encoder and the combiner's weights; re-choose only the level and "
-                   "report cuts on the train construction")
+                   help="keep the cross-encoder and the combiner's weights; re-choose only the level, "
+                   "report and sure flag cuts on the train construction (the sure flag cut: at most 10%% of "
+                   "supported train items below it)")
     p.set_defaults(func=run_train_verifier)
     _register_unsupported(models)
 

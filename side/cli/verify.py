@@ -112,14 +112,16 @@ def print_report(report: ArticleResults, console: Console | None = None) -> None
 
     console = console or report_console()
     flagged = sum(c.flagged for c in report.results)
+    unsure = sum(c.unsure for c in report.results)
     table = Table(title=plain(f"{report.title}: {len(report.results)} citations: {report.levels_text()}; "
-                              f"{flagged} flagged"), show_lines=True, expand=True)
+                              f"{flagged} flagged, {unsure} unsure"), show_lines=True, expand=True)
     for col, kw in (("#", {"justify": "right"}), ("fail?", {}), ("verdict", {}), ("claim", {"ratio": 3}),
                     ("source", {"ratio": 2}), ("why / suggestion", {"ratio": 3})):
         table.add_column(col, **kw)
     for n, result in enumerate(report.ordered(), 1):
-        likelihood = "-" if result.failure_likelihood is None else f"{result.failure_likelihood:.2f}"
-        table.add_row(str(n), likelihood, _label(result), plain(result.claim.text[:300]), _source(result),
+        failure = result.failure_score  # the level's band first, then Side's score (side.ranking)
+        table.add_row(str(n), "-" if failure is None else f"{failure:.2f}", _label(result),
+                      plain(result.claim.text[:300]), _source(result),
                       _why(result))
     console.print(table)
 
@@ -137,7 +139,8 @@ def _label(result: Result) -> Text:
     label = Text()
     if result.flagged:
         label.append("FLAG", "red").append(" ")
-    label.append(result.level.text, LEVEL_STYLE[result.level])
+    # an unsure level is worded as Side's guess ("probably partially supported; Side is unsure")
+    label.append(result.level_text, "dim " + LEVEL_STYLE[result.level] if result.unsure else LEVEL_STYLE[result.level])
     if result.failure_likelihood is not None and result.verdict is not None:
         label.append(f" ({result.verdict.score:.2f})")
     return label

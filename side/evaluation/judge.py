@@ -219,6 +219,7 @@ def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[
     from side.verify.severity import Severity, missing_and_severity
     from side.verify.verifier import MAX_SOURCE_CHARS, Query
 
+    settings = settings.resolved(verifier.levels)  # no explicit band: the verifier's unsure band
     outcomes: list[Outcome] = []
     for item in citations:
         sentences = list(item.sentences) or split_sentences(item.source_text[:MAX_SOURCE_CHARS])

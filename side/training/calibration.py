@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -58,13 +59,15 @@ from side.verify.verifier import FEATURES, Combiner, Query, Verdict, Verifier
 __all__ = [
     "REPORT_PRECISION", "verdicts", "signal_matrix", "fit_combiner", "LevelItem", "supported_part",
     "level_items", "joined_level_items", "Signals", "level_signals", "choose_cuts", "choose_report_threshold",
-    "choose_levels",
+    "choose_levels", "SURE_FLAG_SHARE", "choose_sure_flag",
 ]
 
 log = logging.getLogger(__name__)
 
 #: Precision of "not supported" the talk-page report's cut must keep on the train construction.
 REPORT_PRECISION = 0.9
+#: The sure flag cut's budget: at most this share of supported train items is flagged.
+SURE_FLAG_SHARE = 0.1
 
 
 def _wice_items(data_dir: Path, rng: random.Random, holdout: float = 0.0) -> tuple[list, list[int], list[str]]:
@@ -391,8 +394,32 @@ def choose_report_threshold(score: np.ndarray, levels: Sequence[str],
             "recall": float(hits[last] / max(1, negative.sum()))}
 
 
+def choose_sure_flag(score: np.ndarray, levels: Sequence[str], share: float = SURE_FLAG_SHARE) -> dict[str, float]:
+    """The sure flag cut: the highest cut with at most ``share`` of the supported items below it,
+    with the share of supported items flagged (below it) and the precision of "needs review"
+    (partially or not supported gold) among all items below it.
+
+    With the supported scores sorted, at most ``k = floor(share * n)`` may fall below, so the cut is
+    the (k+1)-th lowest (an item at the cut is not below it), rounded down to 4 decimals so the
+    rounding never lets one more in. No supported items: 0.0, nothing flagged sure.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    supported = np.array([lv == VerdictLevel.SUPPORTED for lv in levels])
+    ranked = np.sort(score[supported])
+    if not len(ranked):
+        return {"sure_flag_threshold": 0.0, "supported_flagged": 0.0, "precision": float("nan"), "flagged": 0}
+    k = int(math.floor(share * len(ranked) + 1e-9))
+    cut = float(ranked[k]) if k < len(ranked) else float(ranked[-1]) + 1e-4
+    cut = math.floor(cut * 1e4) / 1e4
+    below = score < cut
+    return {"sure_flag_threshold": cut, "supported_flagged": float((ranked < cut).mean()),
+            "precision": float((~supported[below]).mean()) if below.any() else float("nan"),
+            "flagged": int(below.sum()), "unsure": int(((score >= cut) & ~supported).sum())}
+
+
 def choose_levels(combiner: Combiner, signals: Signals, items: Sequence[LevelItem]) -> dict[str, Any]:
-    """Set ``combiner``'s level and report cuts from the train construction; return what was chosen.
+    """Set ``combiner``'s level, report and sure flag cuts (:func:`choose_sure_flag`) from the train
+    construction; return what was chosen.
 
     Items the verifier could not score (cannot check) are left out. The baselines' cuts are
     chosen on the same items and kept in ``combiner.info["baseline_levels"]``.
@@ -405,6 +432,10 @@ def choose_levels(combiner: Combiner, signals: Signals, items: Sequence[LevelIte
     combiner.flag_threshold = round(supported, 4)
     combiner.not_supported_threshold = round(not_supported, 4)
     combiner.report_threshold = round(min(report["report_threshold"], not_supported), 4)
+    sure = choose_sure_flag(score, levels)
+    # report <= flag <= supported: a cut outside is moved to the nearer end
+    combiner.sure_flag_threshold = min(max(sure["sure_flag_threshold"], combiner.report_threshold),
+                                       combiner.flag_threshold)
     baselines = {}
     for name, values in (("baseline_bm25_max", signals.bm25_max), ("baseline_minilm_max_cosine", signals.cosine_max)):
         high, low, base_f1 = choose_cuts(values[keep], levels)
@@ -413,9 +444,12 @@ def choose_levels(combiner: Combiner, signals: Signals, items: Sequence[LevelIte
     chosen = {
         "train_items": counts, "train_macro_f1": f1,
         "report": {"precision": report["precision"], "recall": report["recall"], "target": REPORT_PRECISION},
+        "sure_flag": {"supported_flagged": sure["supported_flagged"], "precision": sure["precision"],
+                      "flagged": sure["flagged"], "target": SURE_FLAG_SHARE},
     }
     combiner.info["levels"] = chosen
     combiner.info["baseline_levels"] = baselines
     return {**chosen, "flag_threshold": combiner.flag_threshold,
             "not_supported_threshold": combiner.not_supported_threshold,
-            "report_threshold": combiner.report_threshold, "baseline_levels": baselines}
+            "report_threshold": combiner.report_threshold, "sure_flag_threshold": combiner.sure_flag_threshold,
+            "baseline_levels": baselines}

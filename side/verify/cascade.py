@@ -3,9 +3,13 @@
 ``[judge] mode`` (:class:`side.config.JudgeConfig`) says which citations the judge reads:
 
 * ``off``: none (the default when no endpoint is configured);
-* ``uncertain``: those whose support score lies in ``[band_low, band_high)`` (chosen on WiCE
-  train, see docs/judge.md), and sources Side cannot check only because they are not in English
-  (an LLM reads them);
+* ``uncertain``: exactly the Results Side is *unsure* of (:meth:`LevelThresholds.unsure`): a
+  partially or not supported level at a support score from the verifier's sure flag cut up (its
+  band is ``[flag, supported)``, the cuts chosen on WiCE train, see docs/judge.md), and sources
+  Side cannot check only because they are not in English (an LLM reads them). ``judge.band_low``
+  / ``band_high``, when set (0 or more; negative, the default, is unset), replace that with a
+  plain score band, for experiments;
+
 * ``all``: every citation Side scored, and the foreign sources too.
 
 Each one goes to the judge with its evidence window (:func:`side.verify.window.build_evidence_window`)
@@ -44,7 +48,7 @@ from side.verify.judge import (
     instruction_phrases,
     quote_pieces,
 )
-from side.verify.levels import VerdictLevel
+from side.verify.levels import LevelThresholds, VerdictLevel
 from side.verify.verifier import Query, Verdict, VerdictLabel
 from side.verify.window import build_evidence_window
 
@@ -76,14 +80,34 @@ class CascadeSettings:
     """Which citations the judge reads, how much of each source, and the score its quotes need."""
 
     mode: str = "off"
-    band_low: float = 0.309
-    band_high: float = 0.8263
+    #: An explicit score band for ``uncertain`` (both 0 or more, from ``judge.band_low`` /
+    #: ``band_high``); negative (the default): Side's unsure Results, by the verifier's cuts
+    #: (:func:`wants_judge`).
+    band_low: float = -1.0
+    band_high: float = -1.0
     window_tokens: int = 1000
     quote_cut: float = DEFAULT_QUOTE_CUT
 
     @classmethod
     def from_config(cls, judge: Any) -> CascadeSettings:
         return cls(judge.active_mode, judge.band_low, judge.band_high, judge.window_tokens, judge.quote_cut)
+
+    @property
+    def explicit_band(self) -> bool:
+        """Whether ``band_low`` / ``band_high`` set a score band of their own."""
+        return self.band_low >= 0 and self.band_high >= 0
+
+    def band(self, levels: LevelThresholds | None = None) -> tuple[float, float]:
+        """The ``uncertain`` band on the support score: the explicit one, else ``levels``' unsure
+        band ``[flag, supported)`` (the default cuts without ``levels``)."""
+        if self.explicit_band:
+            return self.band_low, self.band_high
+        return (levels or LevelThresholds()).band
+
+    def resolved(self, levels: LevelThresholds | None) -> CascadeSettings:
+        """These settings with the band written out (:meth:`band`), for readers of the two numbers."""
+        low, high = self.band(levels)
+        return replace(self, band_low=low, band_high=high)
 
 
 def quote_sentences(quotes: Sequence[str]) -> list[str]:
@@ -121,15 +145,24 @@ def note_instructions(result: Result) -> tuple[str, ...]:
     return tuple(result.source_instructions)
 
 
-def wants_judge(result: Result, settings: CascadeSettings) -> bool:
-    """Whether ``result`` goes to the judge under ``settings`` (its source's text still loaded)."""
+def wants_judge(result: Result, settings: CascadeSettings, levels: LevelThresholds | None = None) -> bool:
+    """Whether ``result`` goes to the judge under ``settings`` (its source's text still loaded).
+
+    ``uncertain`` sends exactly what Side is unsure of under ``levels`` (the verifier's cuts, as
+    the Pipeline decides with them; default cuts without): a partially or not supported level at a
+    score at or above the sure flag cut. An explicit band in ``settings`` sends the scores in it.
+    """
     if settings.mode == "off":
         return False
     if result.verdict is None or result.level is VerdictLevel.CANNOT_CHECK:
         return bool(result.foreign_sentences)  # not English: Side cannot read it, an LLM can
     if not result.source_sentences:
         return False
-    return settings.mode == "all" or settings.band_low <= result.verdict.score < settings.band_high
+    if settings.mode == "all":
+        return True
+    if settings.explicit_band:
+        return settings.band_low <= result.verdict.score < settings.band_high
+    return (levels or LevelThresholds()).unsure(result.level, result.verdict.score)
 
 
 def judge_request(result: Result, window_tokens: int) -> JudgeRequest:
@@ -208,6 +241,9 @@ class Cascade:
         self.settings = settings
         #: Side's score of a claim against the judge's quotes; None: no supported verdict is taken.
         self.quote_scorer = quote_scorer
+        #: The cuts Side decides with (:meth:`use_levels`; the verifier's): its unsure band is the
+        #: ``uncertain`` mode's.
+        self.levels: LevelThresholds | None = None
 
     @classmethod
     def from_config(cls, config: Any, judge: Judge | None = None, verifier: Verifier | None = None) -> Cascade | None:
@@ -220,15 +256,22 @@ class Cascade:
                    verifier_quote_scorer(verifier) if verifier is not None else None)
 
     def use_verifier(self, verifier: Verifier) -> None:
-        """Score the judge's quotes with ``verifier`` unless a scorer was given already."""
+        """Score the judge's quotes with ``verifier`` unless a scorer was given already; its cuts
+        decide what Side is unsure of (unless :meth:`use_levels` gave others)."""
         if self.quote_scorer is None:
             self.quote_scorer = verifier_quote_scorer(verifier)
+        if self.levels is None:
+            self.levels = verifier.levels
+
+    def use_levels(self, levels: LevelThresholds) -> None:
+        """Judge what Side is unsure of under ``levels`` (the Pipeline's cuts)."""
+        self.levels = levels
 
     def run(self, results: Iterable[Result]) -> int:
         """Judge the selected ``results`` in place; returns how many verdicts the judge decided."""
         decided = 0
         for result in results:
-            if not wants_judge(result, self.settings):
+            if not wants_judge(result, self.settings, self.levels):
                 continue
             foreign = result.verdict is None or result.level is VerdictLevel.CANNOT_CHECK
             if foreign and (result.source_instructions or note_instructions(result)):

@@ -11,7 +11,9 @@ are the model's own vocabulary and stay inside the verifier. What an editor read
   flagged, never reported on a talk page.
 
 Levels come from the calibrated support score and two thresholds chosen on train data
-(:class:`LevelThresholds`); a third, stricter one is the talk-page report's operating point.
+(:class:`LevelThresholds`); a third, the sure flag cut, says where Side is sure of a level that
+needs review (below it: flagged; from it to the supported cut: *unsure*, shown as Side's guess);
+a fourth, stricter one is the talk-page report's operating point.
 """
 
 from __future__ import annotations
@@ -50,15 +52,39 @@ class LevelThresholds:
     supported; below ``not_supported`` is not supported. ``report`` (at most ``not_supported``)
     is the talk-page report's operating point: a not-supported verdict below it is precise
     enough to post.
+
+    ``flag`` (``report <= flag <= supported``; None: the supported cut, every needs-review level
+    sure) is the sure flag cut: a partially or not supported score below it is *flagged* (likely
+    fails review; chosen so that at most 10% of supported train citations fall below it), one at
+    or above it is *unsure* (:meth:`unsure`): its level is Side's guess, never flagged or reported,
+    and exactly what the LLM judge reads in ``mode = uncertain``.
     """
 
     supported: float = 0.5
     not_supported: float = 0.5
     report: float = 0.0
+    flag: float | None = None
 
     def __post_init__(self) -> None:
+        if self.flag is None:
+            object.__setattr__(self, "flag", self.supported)
         if not self.report <= self.not_supported <= self.supported:
             raise ValueError(f"thresholds must satisfy report <= not_supported <= supported, got {self}")
+        if not self.report <= self.flag <= self.supported:
+            raise ValueError(f"thresholds must satisfy report <= flag <= supported, got {self}")
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """[flag, supported): the scores at which Side is unsure of a level that needs review."""
+        return float(self.flag), self.supported  # type: ignore[arg-type]
+
+    def unsure(self, level: VerdictLevel, score: float) -> bool:
+        """A level that needs review at a score at or above the sure flag cut: Side's guess."""
+        return level.needs_review and score >= self.flag  # type: ignore[operator]
+
+    def sure_flag(self, level: VerdictLevel, score: float) -> bool:
+        """A level that needs review below the sure flag cut: likely fails review."""
+        return level.needs_review and score < self.flag  # type: ignore[operator]
 
     def level(self, score: float) -> VerdictLevel:
         if score >= self.supported:
@@ -68,8 +94,8 @@ class LevelThresholds:
         return VerdictLevel.NOT_SUPPORTED
 
     def reportable(self, level: VerdictLevel, score: float) -> bool:
-        """Precise enough for a talk page: not supported, and below the report cut."""
-        return level is VerdictLevel.NOT_SUPPORTED and score < self.report
+        """Precise enough for a talk page: not supported, and below the report cut (so never unsure)."""
+        return level is VerdictLevel.NOT_SUPPORTED and score < self.report and score < self.flag  # type: ignore[operator]
 
 
 def part_levels(whole: float, parts: Sequence[float], cuts: LevelThresholds, guard: bool = True) -> VerdictLevel:

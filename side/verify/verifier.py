@@ -281,6 +281,11 @@ class Combiner:
     info: dict[str, Any] = field(default_factory=dict)
     #: Below it a claim is not supported (None: the same as ``flag_threshold``).
     not_supported_threshold: float | None = None
+    #: The sure flag cut (``LevelThresholds.flag``): a needs-review score below it is flagged, one
+    #: from it to ``flag_threshold`` is unsure. Chosen on the train construction as the highest cut
+    #: with at most 10% of supported items below it (``choose_sure_flag``); None (a combiner.json
+    #: from before it): the supported cut, every needs-review level sure.
+    sure_flag_threshold: float | None = None
     #: The signals it was fitted on, in the order of ``mean``, ``scale`` and ``coef``: a subset of
     #: :data:`FEATURES` (a combiner fitted before a signal was added keeps working without it).
     features: tuple[str, ...] = FEATURES
@@ -288,7 +293,10 @@ class Combiner:
     @property
     def levels(self) -> LevelThresholds:
         not_supported = self.flag_threshold if self.not_supported_threshold is None else self.not_supported_threshold
-        return LevelThresholds(self.flag_threshold, not_supported, min(self.report_threshold, not_supported))
+        sure = self.flag_threshold if self.sure_flag_threshold is None else min(self.sure_flag_threshold,
+                                                                                 self.flag_threshold)
+        return LevelThresholds(self.flag_threshold, not_supported, min(self.report_threshold, not_supported, sure),
+                               sure)
 
     def score(self, signals: dict[str, float]) -> float:
         x = np.array([signals[f] for f in self.features], dtype=np.float64)
@@ -316,7 +324,8 @@ class Combiner:
         except TypeError as exc:  # a key this version does not know, or one missing
             raise ModelLoadError(f"{path} is not a combiner this version of Side reads ({exc})") from exc
         numbers = [*combiner.mean, *combiner.scale, *combiner.coef, combiner.intercept, combiner.flag_threshold,
-                   combiner.report_threshold]
+                   combiner.report_threshold,
+                   *([] if combiner.sure_flag_threshold is None else [combiner.sure_flag_threshold])]
         if len({len(combiner.mean), len(combiner.scale), len(features)}) != 1 or not all(
                 type(n) in (int, float) for n in numbers):
             raise ModelLoadError(f"{path}: mean, scale and coef are not numbers, one per feature")
