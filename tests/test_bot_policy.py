@@ -339,3 +339,19 @@ def test_an_unsure_result_is_never_reported(store):
     for threshold in (None, 0.236, 1.0):
         decision = report_decision(guess, threshold)
         assert not decision and decision.reason == "Side is unsure of its level: never reported"
+
+
+def test_the_reporter_lists_a_checks_citations_in_queue_order(store):
+    """A talk-page report lists its citations most likely failing first (side.ranking), not in
+    article order: one cut short by the page's size keeps the worst."""
+    from bot.policy import ReportPolicy
+    from bot.reporter import Reporter
+
+    check_id = finished_check(store, "A", 10, [("Weak.", "http://s/1", 0.2, True),
+                                               ("Weakest.", "http://s/2", 0.01, True),
+                                               ("Weaker.", "http://s/3", 0.1, True)])
+    reporter = Reporter.__new__(Reporter)
+    reporter.store, reporter.threshold = store, None
+    reporter.policy = ReportPolicy(store, "testwiki", 5, 24.0, posted=False)
+    items = reporter.items_for(store.check(check_id))
+    assert [i.result.claim_text for i in items] == ["Weakest.", "Weaker.", "Weak."]
