@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("task", choices=TASKS + ("citations", "all"), nargs="?", default="wice",
                    help="citations: a JSONL of real citations (claim, source_text, label, title?, section?, context?) "
-                   "given with --claims")
+                   "given as FILE or with --claims")
     p.add_argument("file", type=Path, nargs="?", metavar="FILE",
                    help="claims file, the same as --claims (citations: a JSONL in the real-citation schema of "
                    "docs/real-citations.md)")
