@@ -23,12 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from side.verify.levels import VerdictLevel
 
-if TYPE_CHECKING:
-    from side.results import Result
+
+class Result(Protocol):
+    """What the order reads of a Result (:class:`side.results.Result`, or a store's
+    ``StoredResult``): a Protocol, so this module needs nothing from ``side.results``, which
+    imports it."""
+
+    @property
+    def level(self) -> VerdictLevel: ...
+
+    @property
+    def failure_likelihood(self) -> float | None: ...
 
 __all__ = ["Band", "band_of", "failure_score", "failure_rank", "result_band", "result_failure_score",
            "queue_key", "ranked"]

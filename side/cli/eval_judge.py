@@ -124,7 +124,7 @@ def _print(report: dict[str, Any], task: str) -> None:
         if "first_error" in cost:
             console.print(f"First judge error: {cost['first_error']}")
     if report.get("side", {}).get("operating_points"):
-        from side.cli.eval_verify import print_operating_points
+        from side.cli.points import print_operating_points
 
         print_operating_points(console, f"{task}: Side", report["side"]["operating_points"])
     if report["gold_cannot_check"]:

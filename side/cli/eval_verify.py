@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from side.cli.checks import above, at_least
 from side.cli.jsonout import json_text
+from side.cli.points import print_operating_points
 from side.config import Config
 
-__all__ = ["TASKS", "register", "run_eval_verify", "print_operating_points"]
+__all__ = ["TASKS", "register", "run_eval_verify"]
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -177,22 +178,6 @@ def _print_unsupported(console: Any, res: dict[str, Any]) -> None:
         console.print(f"Severity: {sev['predicted_high']} of {sev['claims']} partially supported claims high; "
                       f"precision of high {_fmt(sev['precision_high'])}, recall {_fmt(sev['recall_high'])} "
                       f"(gold: the marked span holds a number, date or name, {sev['gold_fact']} claims)")
-
-
-def print_operating_points(console: Any, name: str, rows: list[dict[str, Any]]) -> None:
-    """The operating-point table of :func:`side.evaluation.verify.operating_points`."""
-    from rich.table import Table
-
-    table = Table(title=f"{name}: needs review at operating points")
-    for col in ("point", "cut", "supported flagged", "precision", "recall", "unsure", "high severity"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(row["point"], _fmt(row["cut"]), _fmt(row["supported_flagged"]), _fmt(row["precision"]),
-                      _fmt(row["recall"]), _fmt(row["unsure_share"]), _fmt(row["high_severity_share"]))
-    console.print(table)
-    console.print("precision / recall: of needs review (gold partially or not supported); supported flagged: share "
-                  "of supported citations flagged; unsure: share of all citations between the cut and the "
-                  "supported cut; high severity: share of all citations flagged at high severity")
 
 
 def _bar(what: str, claims: Path, limit: int | None) -> tqdm[Any]:

@@ -70,7 +70,7 @@ class LevelThresholds:
             object.__setattr__(self, "flag", self.supported)
         if not self.report <= self.not_supported <= self.supported:
             raise ValueError(f"thresholds must satisfy report <= not_supported <= supported, got {self}")
-        if not self.report <= self.flag <= self.supported:
+        if not self.report <= float(self.flag) <= self.supported:  # type: ignore[arg-type]
             raise ValueError(f"thresholds must satisfy report <= flag <= supported, got {self}")
 
     @property
