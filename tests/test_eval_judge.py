@@ -15,6 +15,7 @@ from side.evaluation.judge import (
     method_metrics,
     needs_review_f1,
     normalize_label,
+    ranking_metrics,
     read_citations,
     summarize,
 )
@@ -123,6 +124,68 @@ def test_cascade_takes_the_judges_accepted_verdicts_inside_the_band_only():
     assert cost["cascade_prompt_tokens_per_citation"] == pytest.approx(300)
 
 
+def _ranking_outcomes() -> list[Outcome]:
+    """Six judged citations and one labelled cannot check; the AUROCs below are counted by hand."""
+    def outcome(gold: str, score: float, level: str, unsure: bool, judge: JudgeVerdict | None) -> Outcome:
+        return Outcome(gold, score, level, 0.1, True, judge, 1.0, "" if judge else "JudgeUnavailable: down",
+                       side_unsure=unsure)
+
+    return [
+        outcome("not_supported", 0.2, "not_supported", False, _verdict(VerdictLevel.NOT_SUPPORTED)),
+        outcome("partially_supported", 0.6, "partially_supported", True, _verdict(VerdictLevel.SUPPORTED)),
+        outcome("supported", 0.7, "partially_supported", True, _verdict(VerdictLevel.SUPPORTED)),
+        outcome("supported", 0.9, "supported", False, _verdict(VerdictLevel.NOT_SUPPORTED)),
+        outcome("partially_supported", 0.3, "not_supported", False, None),  # no verdict: Side's level
+        # Partially supported without a quote: the model's level, never shown.
+        outcome("supported", 0.85, "supported", False, _verdict(VerdictLevel.PARTIALLY_SUPPORTED, found=False)),
+        outcome("cannot_check", 0.5, "partially_supported", True, _verdict(VerdictLevel.NOT_SUPPORTED)),
+    ]
+
+
+def test_ranking_figures_by_hand():
+    """Needs review: 1, 2, 5; supported: 3, 4, 6 (9 pairs; a tie counts half).
+
+    Judge's level alone (NS 2, PS 1, S 0; 5 is Side's NS): 1 = (2, 2, 2) against 3, 4, 6 (0, 2, 1):
+    1 + 0.5 + 1; 2 = 0: 0.5 + 0 + 0; 5 = 2: 2.5. 5.5 / 9.
+    Then Side (side.ranking, (band + 1 - score) / 4): 1 .95, 2 .1 (judge's supported), 5 .925
+    (Side's sure NS) against 3 .075, 4 .775 (judge's NS), 6 .0375 (Side's supported: the judge's PS
+    was not accepted): only 2 < 4. 8 / 9.
+    Side alone: 1 .95, 2 .35 (unsure), 5 .925 against 3 .325 (unsure), 4 .025, 6 .0375: 9 / 9.
+    """
+    m = ranking_metrics(_ranking_outcomes())
+    assert (m["citations"], m["needs_review"]) == (6, 3)
+    assert m["judge_level"] == pytest.approx(5.5 / 9)
+    assert m["judge_level_then_side"] == pytest.approx(8 / 9)
+    assert m["side"] == pytest.approx(1.0)
+    assert (m["judge_level_from_side"], m["shown_level_from_side"], m["unscored"]) == (1, 2, 0)
+    report = summarize(_ranking_outcomes(), CascadeSettings(mode="uncertain", band_low=0.25, band_high=0.75))
+    assert report["ranking"] == m
+    assert "ranking" not in summarize(_ranking_outcomes(), CascadeSettings(mode="uncertain", band_low=0.25,
+                                                                           band_high=0.75), judged=False)
+
+
+def test_ranking_puts_citations_nobody_scored_last():
+    outcomes = [Outcome("not_supported", 0.0, "cannot_check", 0.1, False, None, 0.0, "JudgeUnavailable: down"),
+                Outcome("supported", 0.9, "supported", 0.1, False, None, 0.0, "JudgeUnavailable: down")]
+    m = ranking_metrics(outcomes)
+    assert m["unscored"] == 1 and m["judge_level_then_side"] == 0.0 and m["side"] == 0.0
+    assert m["judge_level"] == 0.0  # cannot check ranks below supported
+
+
+def test_ranking_table_is_printed_with_the_methods(capsys):
+    from side.cli.eval_judge import _print
+
+    report = summarize(_ranking_outcomes(), CascadeSettings(mode="uncertain", band_low=0.25, band_high=0.75))
+    report.update(judge_model="m", note="note")
+    _print(report, "citations")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ranking needs review above supported (6 citations, 3 need review)" in out
+    assert "judge's level alone │ 0.611" in out
+    assert "then Side's failure score (side.ranking) │ 0.889" in out
+    assert "Side alone (side.ranking) │ 1.000" in out
+    assert "Side's level for the 1 citations where the judge gave no verdict" in out
+
+
 def test_eval_verify_citations_with_a_judge_on_loopback(tmp_path, capsys):
     """The whole command: the shipped verifier, a real HTTP server on 127.0.0.1 as the judge."""
     from harness.llm import ScriptedServer, chat_answer
@@ -147,6 +210,10 @@ def test_eval_verify_citations_with_a_judge_on_loopback(tmp_path, capsys):
     assert report["judge_model"] == "scripted" and "27B" in report["note"] and "0.791" in report["note"]
     assert {"side", "judge", "cascade"} <= set(report)
     assert report["judge"]["macro_f1"] == pytest.approx(1 / 3 * 0.5)  # always supported: one level of three, P 1/3
+    ranking = report["ranking"]
+    assert (ranking["citations"], ranking["needs_review"], ranking["judge_level_from_side"]) == (3, 2, 0)
+    assert ranking["judge_level"] == 0.5  # always supported: every citation ties
+    assert 0.0 <= ranking["side"] <= 1.0 and 0.0 <= ranking["judge_level_then_side"] <= 1.0
 
 
 def test_judge_url_outside_loopback_and_the_allow_list_is_refused(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""``side eval verify wice|citations --judge URL``: Side alone, the LLM judge alone and the cascade."""
+"""``side eval verify wice|citations --judge URL``: Side alone, the LLM judge alone and the cascade,
+and the ranking figures: the judge's level alone, then with Side's score inside it (:mod:`side.ranking`)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,8 @@ def _print(report: dict[str, Any], task: str) -> None:
                   "own levels, then with the cut moved to flag 15% / 30% of supported citations (in brackets: the "
                   "share of supported citations flagged). judge: the model's own level for every citation, Side's "
                   "where it gave none (errors below); cascade: the judge's accepted verdicts inside the band.")
+    if report.get("ranking"):
+        _print_ranking(console, task, report["ranking"])
     cost = report["cost"]
     console.print(f"Side alone: latency p50 {_fmt(cost['side_p50_s'], 2)} s, p95 {_fmt(cost['side_p95_s'], 2)} s "
                   "per citation")
@@ -130,3 +133,22 @@ def _print(report: dict[str, Any], task: str) -> None:
     if report["gold_cannot_check"]:
         console.print(f"{report['gold_cannot_check']} citations labelled cannot check left out of the metrics")
     console.print(report["note"])
+
+
+def _print_ranking(console: Any, task: str, ranking: dict[str, Any]) -> None:
+    """The ranking figures of :func:`side.evaluation.judge.ranking_metrics`: one table, one run."""
+    from rich.table import Table
+
+    table = Table(title=f"{task}: ranking needs review above supported ({ranking['citations']} citations, "
+                        f"{ranking['needs_review']} need review)")
+    for col in ("order", "AUROC"):
+        table.add_column(col)
+    table.add_row("judge's level alone", _fmt(ranking["judge_level"]))
+    table.add_row("judge's level, then Side's failure score (side.ranking)", _fmt(ranking["judge_level_then_side"]))
+    table.add_row("Side alone (side.ranking)", _fmt(ranking["side"]))
+    console.print(table)
+    console.print(f"judge's level alone: not supported > partially supported > supported, ties as ties; Side's level "
+                  f"for the {ranking['judge_level_from_side']} citations where the judge gave no verdict (or said "
+                  f"cannot check). Then Side: the level shown (the judge's accepted verdict; Side's for the "
+                  f"{ranking['shown_level_from_side']} citations without one), then Side's own failure score inside "
+                  f"it; {ranking['unscored']} unscored citations ranked last.")

@@ -26,6 +26,16 @@ and with the cut moved so that 15% and 30% of the good (supported) citations are
   Side score lies in the cascade's band; their score is the judge's mapped into the band, so the
   order outside the band is Side's.
 
+The ranking figures (:func:`ranking_metrics`, ``report["ranking"]``): AUROC of needs review (gold
+partially or not supported) against supported for three orders of the same citations:
+
+* **judge level**: the judge's level alone, as an ordinal (not supported > partially supported >
+  supported; ties stay ties); Side's level where the judge gave no verdict (or said cannot check).
+* **judge level, then Side** (:mod:`side.ranking`, as the queue orders): the level shown (the
+  judge's where its verdict was accepted, Side's otherwise; every citation judged, as ``mode =
+  all``), then Side's own failure score inside it.
+* **Side**: Side's own verdicts in :mod:`side.ranking`'s order (band, then failure likelihood).
+
 Calls, prompt tokens per citation and latency p50/p95 are the judge's as its server reported and
 as the client timed them. A small local model's figures say nothing of a large one's.
 """
@@ -53,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FLAG_SHARES", "PEER_LIFTWING_AUC", "LabelledCitation", "normalize_label", "read_citations",
            "wice_citations", "needs_review_f1", "flags_at_share", "method_metrics", "percentile",
-           "Outcome", "evaluate_judge"]
+           "Outcome", "evaluate_judge", "ranking_metrics"]
 
 #: Shares of good (supported) citations flagged at which needs-review F1 is also printed.
 FLAG_SHARES = (0.15, 0.30)
@@ -185,6 +195,8 @@ class Outcome:
     error: str = ""
     #: Side's verdict is high severity (:mod:`side.verify.severity`; for the operating points).
     side_high: bool = False
+    #: Side is unsure of its level (:meth:`side.verify.levels.LevelThresholds.unsure`).
+    side_unsure: bool = False
 
 
 def _judge_one(judge: Judge, item: LabelledCitation, sentences: list[str], window_tokens: int,
@@ -231,8 +243,9 @@ def evaluate_judge(verifier: Verifier, judge: Judge | None, citations: Sequence[
         answer, judge_s, error = (_judge_one(judge, item, sentences, settings.window_tokens, verifier,
                                              settings.quote_cut) if judge else (None, 0.0, ""))
         high = missing_and_severity(verdict.unsupported, item.claim)[1] is Severity.HIGH
+        unsure = verifier.levels.unsure(verdict.level, verdict.score)
         outcomes.append(Outcome(item.label, verdict.score, verdict.level.value, side_s, in_band, answer, judge_s,
-                                error, high))
+                                error, high, unsure))
         if progress:
             progress(1)
     return summarize(outcomes, settings, judged=judge is not None, cuts=verifier.levels)
@@ -256,11 +269,75 @@ def _cascade_level_score(outcome: Outcome, settings: CascadeSettings) -> tuple[s
     return outcome.judge.level.value, settings.band_low + width * judge_score(outcome.judge)
 
 
+#: The judge's level alone as an ordinal score (higher = more likely to fail review); cannot
+#: check (Side could not score it either) last.
+_ORDINAL = {VerdictLevel.NOT_SUPPORTED: 2.0, VerdictLevel.PARTIALLY_SUPPORTED: 1.0, VerdictLevel.SUPPORTED: 0.0,
+            VerdictLevel.CANNOT_CHECK: -1.0}
+
+
+def _side_likelihood(outcome: Outcome) -> float | None:
+    """Side's own failure likelihood (None: Side could not check the citation)."""
+    if outcome.side_level == VerdictLevel.CANNOT_CHECK.value:
+        return None
+    return 1.0 - outcome.side_score
+
+
+def _ranked_failure_score(outcome: Outcome, with_judge: bool) -> float:
+    """:func:`side.ranking.failure_score` of the level shown (the judge's accepted verdict when
+    ``with_judge``, a sure one; else Side's, unsure or not), with Side's own likelihood (the
+    judge's score where Side could not check); -1 (last, as the queue puts them) when unscored."""
+    from side.ranking import failure_score
+    from side.verify.cascade import judge_score
+
+    verdict = outcome.judge
+    if with_judge and verdict is not None and verdict.accepted:
+        likelihood = _side_likelihood(outcome)
+        if likelihood is None:
+            likelihood = 1.0 - judge_score(verdict)
+        score = failure_score(verdict.level, likelihood)
+    else:
+        score = failure_score(VerdictLevel(outcome.side_level), _side_likelihood(outcome), outcome.side_unsure)
+    return -1.0 if score is None else score
+
+
+def _judge_ordinal(outcome: Outcome) -> float:
+    verdict = outcome.judge
+    if verdict is None or verdict.level is VerdictLevel.CANNOT_CHECK:
+        return _ORDINAL[VerdictLevel(outcome.side_level)]
+    return _ORDINAL[verdict.level]
+
+
+def ranking_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """AUROC of needs review (gold partially or not supported) against supported for the judge's
+    level alone, for :mod:`side.ranking`'s order (the level shown, then Side's own failure score
+    inside it) and for Side alone (its own verdicts in that order); outcomes whose gold is cannot
+    check are left out. ``judge_level_from_side``: citations where the judge gave no verdict (or
+    said cannot check), so the judge's level is Side's; ``shown_level_from_side``: citations where
+    no judge's verdict was accepted, so the level shown is Side's; ``unscored``: citations neither
+    Side nor an accepted verdict scored, ranked last."""
+    kept = [o for o in outcomes if o.gold in LEVELS]
+    review = np.array([o.gold != VerdictLevel.SUPPORTED.value for o in kept], dtype=bool)
+    judge = np.array([_judge_ordinal(o) for o in kept], dtype=float)
+    shown = np.array([_ranked_failure_score(o, True) for o in kept], dtype=float)
+    side = np.array([_ranked_failure_score(o, False) for o in kept], dtype=float)
+    return {
+        "citations": len(kept),
+        "needs_review": int(review.sum()),
+        "judge_level": auroc(review, judge),
+        "judge_level_then_side": auroc(review, shown),
+        "side": auroc(review, side),
+        "judge_level_from_side": sum(o.judge is None or o.judge.level is VerdictLevel.CANNOT_CHECK for o in kept),
+        "shown_level_from_side": sum(o.judge is None or not o.judge.accepted for o in kept),
+        "unscored": int((shown < 0).sum()),
+    }
+
+
 def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bool = True,
               cuts: LevelThresholds | None = None) -> dict[str, Any]:
     """The three methods' metrics and the judge's cost, from per-citation outcomes (Side's
     alone when nothing was ``judged``); with Side's ``cuts``, also Side's operating points
-    (:func:`side.evaluation.verify.operating_points`) as ``report["side"]["operating_points"]``."""
+    (:func:`side.evaluation.verify.operating_points`) as ``report["side"]["operating_points"]``;
+    when ``judged``, the ranking figures (:func:`ranking_metrics`) as ``report["ranking"]``."""
     kept = [o for o in outcomes if o.gold in LEVELS]
     gold = [o.gold for o in kept]
     methods: dict[str, list[tuple[str, float]]] = {
@@ -276,6 +353,8 @@ def summarize(outcomes: Sequence[Outcome], settings: CascadeSettings, judged: bo
             continue
         scores = np.array([score for _, score in pairs], dtype=float)
         report[name] = method_metrics(gold, scores, [level for level, _ in pairs]) if kept else {}
+    if judged:
+        report["ranking"] = ranking_metrics(outcomes)
     if cuts is not None and kept:
         report["side"]["operating_points"] = operating_points(
             gold, np.array([o.side_score for o in kept], dtype=float), [o.side_level for o in kept],
