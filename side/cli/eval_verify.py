@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "be given with --claims/--corpus. The unsupported task scores the words named as unsupported on "
         "WiCE non_supported_tokens dev (token precision/recall/F1, with absent-from-page and "
         "all-content-words baselines) and the precision of high severity against the marked spans. WiCE, "
+        "SciFact (both settings; SUPPORT is supported, REFUTE or no rationale not supported), "
         "Citation-Integrity (oracle) and citations also get the operating-point table: needs review at the "
         "shipped cuts and at the cuts flagging 5, 10, 15 and 30 percent of supported citations.",
     )
@@ -86,7 +87,7 @@ def _open_retriever(config: Config, corpus_path: Path, k: int = 3) -> Callable[[
 
 def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
     from side.data import require_file
-    from side.evaluation.verify import citation_integrity_level, evaluate_scifact, evaluate_wice
+    from side.evaluation.verify import citation_integrity_level, evaluate_scifact, evaluate_wice, scifact_level
     from side.verify.verifier import Verifier
 
     at_least(1, limit=args.limit)
@@ -126,9 +127,11 @@ def run_eval_verify(args: argparse.Namespace, config: Config) -> int:
         for setting in settings:
             retrieve = _open_retriever(config, corpus) if setting == "open" else None
             levels = citation_integrity_level if task == "citation-integrity" else None
+            points = scifact_level if task == "scifact" else None  # both settings
             with _bar(f"{task} {setting}", claims, args.limit) as bar:
                 results[f"{task}_{setting}"] = evaluate_scifact(verifier, claims, corpus, retrieve, args.limit,
-                                                                progress=bar.update, gold_level=levels)
+                                                                progress=bar.update, gold_level=levels,
+                                                                points_level=points)
     if args.json:
         print(json_text(results, indent=2))
     else:
@@ -258,6 +261,8 @@ def _print_tables(results: dict) -> None:
         console.print(table)
         if "levels" in res:
             _print_levels(console, name, res)
+        elif "operating_points" in res:
+            print_operating_points(console, name, res["operating_points"])
 
 
 def _print_levels(console: Any, name: str, res: dict) -> None:

@@ -42,8 +42,9 @@ __all__ = [
     "failure_metrics", "wice_query", "wice_sentences", "ndcg", "verifier_order", "evaluate_wice",
     "CITATION_MARKER", "LABEL_NAMES", "AbstractPrediction", "abstract_prediction", "keep_most_confident",
     "evaluate_scifact", "LEVELS", "PREDICTED_LEVELS", "level_metrics", "majority_levels", "cut_levels",
-    "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level", "WHOLE_CLAIM_PEER",
-    "level_peers", "split_cost", "OPERATING_SHARES", "operating_points", "verdict_severities", "severity_metrics",
+    "level_report", "report_metrics", "cannot_check_reasons", "citation_integrity_level", "scifact_level",
+    "WHOLE_CLAIM_PEER", "level_peers", "split_cost", "OPERATING_SHARES", "operating_points", "verdict_severities",
+    "severity_metrics",
 ]
 
 #: Recall of not_supported at which Side reports precision.
@@ -147,6 +148,17 @@ def citation_integrity_level(claim: SciFactClaim, doc_id: str) -> str:
     if not sets:
         return VerdictLevel.NOT_SUPPORTED.value
     return VerdictLevel.SUPPORTED.value if sets[0]["label"] == "SUPPORT" else VerdictLevel.PARTIALLY_SUPPORTED.value
+
+
+def scifact_level(claim: SciFactClaim, doc_id: str) -> str:
+    """The level SciFact's annotation of one abstract means for a citation of it: SUPPORT ->
+    supported; REFUTE (the abstract contradicts the claim) or no rationale (it does not back it:
+    an abstract the claim cites without evidence, or a retrieved one it does not cite) -> not
+    supported."""
+    sets = claim.evidence.get(doc_id, [])
+    if sets and sets[0]["label"] == "SUPPORT":
+        return VerdictLevel.SUPPORTED.value
+    return VerdictLevel.NOT_SUPPORTED.value
 
 
 def report_metrics(gold: list[str], verdicts: list[Verdict], cuts: LevelThresholds) -> dict[str, Any]:
@@ -468,19 +480,26 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
                      retrieve: Callable[[str], list[str]] | None = None, limit: int | None = None,
                      rationale_threshold: float = 0.5,
                      progress: Callable[[int], object] | None = None,
-                     gold_level: Callable[[SciFactClaim, str], str] | None = None) -> dict[str, Any]:
+                     gold_level: Callable[[SciFactClaim, str], str] | None = None,
+                     points_level: Callable[[SciFactClaim, str], str] | None = None) -> dict[str, Any]:
     """Abstract- and sentence-level F1; ``retrieve`` (claim -> doc ids) gives the open setting.
 
     With ``gold_level`` (the level a claim's annotation of one abstract means, such as
     :func:`citation_integrity_level`) and gold abstracts (no ``retrieve``), the result also has
-    "levels" and "cannot_check" as :func:`evaluate_wice`'s, one row per (claim, cited abstract).
+    "levels", "cannot_check" and "operating_points" as :func:`evaluate_wice`'s, one row per
+    (claim, cited abstract). With ``points_level`` (such as :func:`scifact_level`), it has
+    "operating_points" in either setting, one row per (claim, abstract scored): the cited ones, or
+    the retrieved ones (a gold abstract not retrieved is not in them).
     """
     corpus = load_scifact_corpus(corpus_path)
     claims = load_scifact_claims(claims_path)[:limit]
     counts = _Counts()
+    point_level = points_level or (gold_level if not retrieve else None)
     gold_levels: list[str] = []
     judged: list[Prepared] = []
-    judged_claims: list[str] = []
+    point_gold: list[str] = []
+    pointed: list[Prepared] = []
+    point_claims: list[str] = []
     started = time.perf_counter()
     for claim in claims:
         text = CITATION_MARKER.sub("", claim.claim).strip()
@@ -493,7 +512,10 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         if gold_level and not retrieve:
             gold_levels += [gold_level(claim, d) for d in doc_ids]
             judged += items
-            judged_claims += [text] * len(items)
+        if point_level:
+            point_gold += [point_level(claim, d) for d in doc_ids]
+            pointed += items
+            point_claims += [text] * len(items)
         predictions = {d: abstract_prediction(item, rationale_threshold)
                        for d, item in zip(doc_ids, items, strict=False)}
         if retrieve:
@@ -515,7 +537,8 @@ def evaluate_scifact(verifier: Verifier, claims_path: str | Path, corpus_path: s
         result["cost"] = split_cost(judged, time.perf_counter() - started)
         result["report"] = report_metrics(gold_levels, [p.decided for p in judged], verifier.levels)
         result["cannot_check"] = cannot_check_reasons(verdict_levels, [p.decided.reason for p in judged])
+    if point_level and pointed:
         result["operating_points"] = operating_points(
-            gold_levels, np.array([p.decided.score for p in judged]), verdict_levels,
-            verdict_severities(judged_claims, [p.decided for p in judged]), verifier.levels)
+            point_gold, np.array([p.decided.score for p in pointed]), [p.decided.level.value for p in pointed],
+            verdict_severities(point_claims, [p.decided for p in pointed]), verifier.levels)
     return result
