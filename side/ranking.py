@@ -17,6 +17,11 @@ A Result's place in the patrol queue, the bot's backlog, ``side verify``'s repor
 a quarter, so a score never crosses into another band's. Unscored Results (cannot check) have
 none and come last. The patrol queue's extra signals (:mod:`side.priority`) add to the
 likelihood inside a band (:func:`queue_key`), never across bands.
+
+3. **the severity** (:class:`side.verify.severity.Severity`) of what is missing, as the last
+   tie-break: of two Results in the same band with the same likelihood, a high gap (a number,
+   date, name or quotation not backed) comes before a low one (wording only), and either before
+   one with none. It never moves a Result past a higher likelihood.
 """
 
 from __future__ import annotations
@@ -40,7 +45,16 @@ class Result(Protocol):
     def failure_likelihood(self) -> float | None: ...
 
 __all__ = ["Band", "band_of", "failure_score", "failure_rank", "result_band", "result_failure_score",
-           "queue_key", "ranked"]
+           "queue_key", "ranked", "severity_rank", "SEVERITY_ORDER"]
+
+#: The severity's place as the last tie-break, smallest first: high, then low, then none.
+SEVERITY_ORDER: dict[str, int] = {"high": 0, "low": 1}
+
+
+def severity_rank(severity: str | None) -> int:
+    """A Result's severity (:class:`side.verify.severity.Severity`, a ``str``) as a sort key,
+    smallest first: high 0, low 1, none (or anything else) 2."""
+    return SEVERITY_ORDER.get(str(severity) if severity is not None else "", len(SEVERITY_ORDER))
 
 
 class Band(IntEnum):
@@ -80,13 +94,14 @@ def failure_score(level: VerdictLevel, failure_likelihood: float | None, unsure:
 
 
 def failure_rank(level: VerdictLevel, failure_likelihood: float | None, unsure: bool = False,
-                 extra: float = 0.0) -> tuple[int, float, float]:
+                 extra: float = 0.0, severity: str | None = None) -> tuple[int, float, float, int]:
     """A sort key, smallest first: unscored last, then band (higher first), then Side's likelihood
-    plus ``extra`` (the queue's other signals, :mod:`side.priority`) inside the band."""
+    plus ``extra`` (the queue's other signals, :mod:`side.priority`) inside the band, then the
+    severity of what is missing (:func:`severity_rank`: high, low, none)."""
     band = band_of(level, unsure)
     if band is None or failure_likelihood is None:
-        return (1, 0.0, 0.0)
-    return (0, -float(int(band)), -(float(failure_likelihood) + extra))
+        return (1, 0.0, 0.0, severity_rank(severity))
+    return (0, -float(int(band)), -(float(failure_likelihood) + extra), severity_rank(severity))
 
 
 def result_band(result: Result) -> Band | None:
@@ -101,14 +116,16 @@ def result_failure_score(result: Result) -> float | None:
     return failure_score(result.level, result.failure_likelihood, bool(getattr(result, "unsure", False)))
 
 
-def queue_key(result: Result, priority_score: float | None = None) -> tuple[int, float, float]:
+def queue_key(result: Result, priority_score: float | None = None) -> tuple[int, float, float, int]:
     """The sort key of a Result in a queue (smallest first). ``priority_score`` (a
     :class:`side.priority.Priority` score: the likelihood plus its signals) orders inside a band
-    in place of the bare likelihood. Any object with a Result's ``level``, ``failure_likelihood`` and
-    ``unsure`` (False when it has none) will do: a stored result too."""
+    in place of the bare likelihood; the severity (``severity``, None when it has none) breaks
+    ties. Any object with a Result's ``level``, ``failure_likelihood`` and ``unsure`` (False when
+    it has none) will do: a stored result too."""
     likelihood = result.failure_likelihood
     extra = 0.0 if priority_score is None or likelihood is None else float(priority_score) - likelihood
-    return failure_rank(result.level, likelihood, bool(getattr(result, "unsure", False)), extra)
+    return failure_rank(result.level, likelihood, bool(getattr(result, "unsure", False)), extra,
+                        getattr(result, "severity", None))
 
 
 R = TypeVar("R", bound="Result")

@@ -79,3 +79,16 @@ def test_priority_signals_order_inside_a_band_never_across():
     assert names(ranked([a, b], [0.55 + 0.3, 0.60])) == ["a", "b"]
     with pytest.raises(ValueError):
         ranked([a, b], [0.1])
+
+
+def test_severity_breaks_a_tie_of_the_same_likelihood_high_first():
+    from side.verify.severity import MissingKind, Severity
+    low, high, none = result("low", 0.3, PS), result("high", 0.3, PS), result("none", 0.3, PS)
+    low.missing, low.severity = MissingKind.WORDING, Severity.LOW
+    high.missing, high.severity = MissingKind.DATE, Severity.HIGH
+    assert names(ranked([none, low, high])) == ["high", "low", "none"]
+    # it never moves a flag past a higher likelihood, nor across bands
+    worse = result("worse", 0.2, PS)
+    assert names(ranked([high, worse])) == ["worse", "high"]
+    assert names(ranked([result("ns", 0.3, NS), high])) == ["ns", "high"]
+    assert queue_key(high, 0.5) < queue_key(low, 0.5) < queue_key(none, 0.5)

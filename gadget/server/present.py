@@ -130,6 +130,8 @@ class Presenter:
             "level": result.level.value, "level_reason": level_reason(result),
             "unsupported": unsupported_words(result), "reportable": result.reportable,
             "score": result.score, "flagged": result.flagged, "unsure": result.unsure,
+            "missing": result.missing.value if result.missing else None,
+            "severity": result.severity.value if result.severity else None,
             "reasons": result.reasons, "evidence": [e.to_dict() for e in result.evidence],
             "suggestions": [s.to_dict() for s in result.suggestions],
             "review_status": result.review_status, "dashboard_url": self.result_url(result.id),

@@ -24,8 +24,10 @@ from sqlalchemy.engine import Connection, Engine
 
 from service.store.records import StoreError, utcnow
 from service.store.tables import judge_cache, judge_pending, results
+from side.extract.claims import Claim
 from side.verify.judge import JudgeRequest, JudgeVerdict
 from side.verify.levels import VerdictLevel
+from side.verify.severity import missing_and_severity
 from side.verify.verifier import Verdict
 
 __all__ = ["PendingJudgement", "JudgeLedger", "StoreJudgeCache", "pending_rows"]
@@ -134,11 +136,19 @@ def _judged_values(row: Any, verdict: JudgeVerdict) -> dict[str, Any]:
     values.update(decided_by=verdict.decided_by, judge_note="", level=verdict.level, level_reason="",
                   flagged=verdict.level.needs_review or flagged_otherwise, unsure=False, reportable=False,
                   reasons=_json(reasons))
+    unsupported: tuple[str, ...] = (verdict.unsupported,) if verdict.unsupported else ()
     if row["verdict"]:
         old = Verdict.from_dict(json.loads(row["verdict"]))
-        unsupported = (verdict.unsupported,) if verdict.unsupported else old.unsupported
+        unsupported = unsupported or old.unsupported
         values["verdict"] = _json(replace(old, level=verdict.level, unsupported=unsupported,
                                           reason=f"{verdict.decided_by}: {verdict.level.text}").to_dict())
+    values["missing"] = values["severity"] = None  # what is missing, of the judge's level now
+    if verdict.level.needs_review:
+        raw = row.get("claim")
+        claim = Claim.from_dict(json.loads(raw)) if raw else None
+        missing, severity = missing_and_severity(unsupported, claim.text if claim else "",
+                                                 bool(claim and claim.living_person))
+        values["missing"], values["severity"] = missing.value, severity.value
     return values
 
 

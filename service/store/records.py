@@ -26,6 +26,7 @@ from side.training.feedback import DismissReason, FeedbackAction
 from side.verify.judge import JudgeVerdict
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
+from side.verify.severity import MissingKind, Severity
 from side.verify.verifier import Evidence, Verdict, VerdictLabel
 
 # FeedbackAction and DismissReason are the export format's (side.training.feedback): one name per
@@ -270,6 +271,10 @@ class StoredResult:
     source_instructions: list[str] = field(default_factory=list)
     #: Side is unsure of its level (:attr:`side.results.Result.unsure`): shown as its guess, never flagged.
     unsure: bool = False
+    #: What a needs-review level's source does not back, and how much that matters
+    #: (:mod:`side.verify.severity`); None for other levels and results stored before them.
+    missing: MissingKind | None = None
+    severity: Severity | None = None
 
     @property
     def claim_text(self) -> str:
@@ -302,7 +307,7 @@ class StoredResult:
                 "parent_revision": self.parent_revision, "origin": self.origin, "decided_by": self.decided_by,
                 "judge": self.judge.to_dict() if self.judge else None, "judge_note": self.judge_note,
                 "judge_pending": self.judge_pending, "source_instructions": list(self.source_instructions),
-                "unsure": self.unsure}
+                "unsure": self.unsure, "missing": self.missing, "severity": self.severity}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StoredResult:
@@ -329,7 +334,18 @@ class StoredResult:
                    judge=JudgeVerdict.from_dict(data["judge"]) if data.get("judge") else None,
                    judge_note=str(data.get("judge_note") or ""), judge_pending=bool(data.get("judge_pending")),
                    source_instructions=[str(p) for p in data.get("source_instructions") or []],
-                   unsure=bool(data.get("unsure")))
+                   unsure=bool(data.get("unsure")), missing=missing_kind(data.get("missing")),
+                   severity=severity_of(data.get("severity")))
+
+
+def missing_kind(value: object) -> MissingKind | None:
+    """A stored ``missing`` as a :class:`MissingKind` (None: none, or a value this version does not know)."""
+    return MissingKind(value) if isinstance(value, str) and value in MissingKind._value2member_map_ else None
+
+
+def severity_of(value: object) -> Severity | None:
+    """A stored ``severity`` as a :class:`Severity` (None: none, or a value this version does not know)."""
+    return Severity(value) if isinstance(value, str) and value in Severity._value2member_map_ else None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,9 @@ from service.store.records import (
     StoredLeadClaim,
     StoredResult,
     StoreError,
+    missing_kind,
     parse_enum,
+    severity_of,
     utcnow,
 )
 from service.store.stats import Stats, collect_stats
@@ -53,10 +55,11 @@ from side.extract.claims import Claim
 from side.extract.lead import ArticleLead
 from side.pipeline import Result, SourceCopy, SourceStatus, Suggestion
 from side.priority import Priority, result_priority
-from side.ranking import Band
+from side.ranking import SEVERITY_ORDER, Band
 from side.verify.judge import JudgeVerdict
 from side.verify.lead import LeadVerdict
 from side.verify.levels import VerdictLevel
+from side.verify.severity import Severity
 from side.verify.verifier import Verdict, VerdictLabel
 
 __all__ = ["Store"]
@@ -255,12 +258,15 @@ class Store(ReportLedger, JudgeLedger):
                 review_status: ReviewStatus | None = ReviewStatus.OPEN,
                 min_score: float | None = None, max_score: float | None = None,
                 since: datetime | None = None, until: datetime | None = None, origin: Origin | None = None,
-                limit: int = 50, offset: int = 0, view: QueueView = QueueView.FLAGS) -> list[StoredResult]:
+                limit: int = 50, offset: int = 0, view: QueueView = QueueView.FLAGS,
+                severity: Severity | str | None = None) -> list[StoredResult]:
         """The patrol queue: flagged citations (``view`` unsure: those Side is unsure of; all: both,
         the flags first), in :func:`side.ranking.queue_key`'s order: the band of the level shown
         (sure not supported, sure partially supported, unsure, supported) first, then highest
-        priority (failure likelihood with the signals of :mod:`side.priority`), then most likely
-        failed verification."""
+        priority (failure likelihood with the signals of :mod:`side.priority`), then the severity
+        of what is missing (high, low, none: the tie-break of :func:`~side.ranking.queue_key`),
+        then most likely failed verification. ``severity`` keeps only the results of that
+        severity (a bad value is an :class:`~side.errors.InputError`)."""
         query = self._results_query().where(_in_view(parse_enum(QueueView, view, "view")))
         conditions = [
             (wiki, lambda v: checks.c.wiki == v), (level, lambda v: results.c.level == v),
@@ -272,8 +278,10 @@ class Store(ReportLedger, JudgeLedger):
         for value, condition in conditions:
             if value is not None:
                 query = query.where(condition(value))
+        if severity is not None:
+            query = query.where(results.c.severity == parse_enum(Severity, severity, "severity").value)
         query = query.order_by(results.c.flagged.desc(), _band.desc(), results.c.priority.is_(None),
-                               results.c.priority.desc(), results.c.failure_likelihood.desc(),
+                               results.c.priority.desc(), _severity_rank, results.c.failure_likelihood.desc(),
                                results.c.id.desc()).limit(limit).offset(offset)
         with self.engine.connect() as conn:
             return [_result_record(r) for r in conn.execute(query).mappings()]
@@ -364,6 +372,11 @@ _band = sa.case((results.c.level == VerdictLevel.CANNOT_CHECK.value, -1),
                 else_=int(Band.PARTIALLY_SUPPORTED))
 
 
+#: :func:`side.ranking.severity_rank` in SQL: high first, then low, then none.
+_severity_rank = sa.case(*((results.c.severity == name, rank) for name, rank in SEVERITY_ORDER.items()),
+                         else_=len(SEVERITY_ORDER))
+
+
 def _in_view(view: QueueView):
     """The patrol queue's condition for ``view``: sure flags, unsure results, or either."""
     if view is QueueView.FLAGS:
@@ -433,6 +446,8 @@ def _result_row(check: Check, position: int, result: Result, now: datetime, rank
         "judge_note": result.judge_note or None, "judge_pending": result.judge_pending,
         "source_instructions": _json(result.source_instructions) if result.source_instructions else None,
         "unsure": result.unsure,
+        "missing": result.missing.value if result.missing else None,
+        "severity": result.severity.value if result.severity else None,
     }
 
 
@@ -468,6 +483,7 @@ def _result_record(row) -> StoredResult:
     data["judge_pending"] = bool(data["judge_pending"])
     data["source_instructions"] = json.loads(data["source_instructions"] or "[]")
     data["unsure"] = bool(data.get("unsure"))
+    data["missing"], data["severity"] = missing_kind(data.get("missing")), severity_of(data.get("severity"))
     return StoredResult(**data)
 
 

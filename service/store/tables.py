@@ -91,6 +91,10 @@ results = sa.Table(
     #: Side is unsure of the level (between the sure flag cut and the supported cut; migration
     #: 0009): shown as Side's guess, never flagged, in the queue's unsure view only.
     sa.Column("unsure", sa.Boolean, nullable=False, server_default="0"),
+    #: What a needs-review level's source does not back (side.verify.severity.MissingKind) and how
+    #: much that matters (Severity: high or low; migration 0010); null: nothing missing, or older.
+    sa.Column("missing", sa.String(16), nullable=True),
+    sa.Column("severity", sa.String(8), nullable=True),
     sa.UniqueConstraint("check_id", "position", name="uq_results_check_position"),
     sa.Index("ix_results_queue", "flagged", "review_status", "failure_likelihood"),
     sa.Index("ix_results_created", "created_at"),

@@ -21,6 +21,7 @@ from service.store import CheckStatus, DismissReason, ReviewStatus
 from side.pipeline import SourceCopy, SourceStatus, SuggestionOrigin
 from side.verify.judge import QuoteCheck
 from side.verify.levels import VerdictLevel
+from side.verify.severity import MissingKind, Severity
 
 bp = Blueprint("openapi", __name__)
 
@@ -128,7 +129,7 @@ def output_schemas() -> dict[str, Any]:
     nullable_number = {"type": "number", "nullable": True}
     result = {"type": "object",
               "required": ["id", "client_key", "claim", "level", "level_reason", "unsupported", "reportable",
-                           "flagged", "unsure", "review_status"],
+                           "flagged", "unsure", "missing", "severity", "review_status"],
               "properties": {
                   "id": {"type": "integer"}, "position": {"type": "integer"}, "client_key": {"type": "string"},
                   "claim": {"type": "string"}, "url": {"type": "string"},
@@ -157,6 +158,17 @@ def output_schemas() -> dict[str, Any]:
                                             "\"probably partially supported; Side is unsure\"; never flagged, "
                                             "never reported on a talk page, and in the dashboard's queue only in "
                                             "its unsure view (view=unsure), after the flags"},
+                  "missing": {"type": "string", "enum": [*values(MissingKind), None], "nullable": True,
+                              "description": "what the source does not back of a partially or not supported "
+                                             "claim (Side's or the judge's level): a number or quantity, a date "
+                                             "or year, a name, a quotation, or wording only; null at every other "
+                                             "level"},
+                  "severity": {"type": "string", "enum": [*values(Severity), None], "nullable": True,
+                               "description": "how much that gap matters: high for a missing number, date, name "
+                                              "or quotation, and for any gap in an article about a living "
+                                              "person; low for wording only; null at every other level. It "
+                                              "orders flags of the same likelihood (high first) and filters "
+                                              "the dashboard's queue (severity=high|low)"},
                   "reasons": {"type": "array", "items": {"type": "string"}},
                   "evidence": {"type": "array", "items": {"type": "object"}},
                   "suggestions": {"type": "array", "items": SUGGESTION,

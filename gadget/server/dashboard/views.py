@@ -43,6 +43,7 @@ from side.messages import Messages
 from side.pipeline import Suggestion
 from side.ranking import failure_rank
 from side.verify.levels import VerdictLevel
+from side.verify.severity import MissingKind, Severity
 from side.verify.verifier import Evidence
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,11 @@ class QueueFilters:
     page: int = 1
     #: The flags (the default), the results Side is unsure of, or both (flags first).
     view: QueueView = QueueView.FLAGS
+    #: Only the results of this severity (:mod:`side.verify.severity`): high or low; None: any.
+    severity: Severity | None = None
 
     def store_kwargs(self) -> dict[str, Any]:
-        return {"wiki": self.wiki or None, "level": self.level, "view": self.view,
+        return {"wiki": self.wiki or None, "level": self.level, "view": self.view, "severity": self.severity,
                 "review_status": None if self.status == ALL_STATUSES else ReviewStatus(self.status),
                 "min_score": self.min_score, "max_score": self.max_score,
                 "since": _midnight(self.since), "until": _midnight(self.until, days=1)}
@@ -98,7 +101,8 @@ class QueueFilters:
         values = {"wiki": self.wiki, "level": self.level, "min_score": self.min_score,
                   "max_score": self.max_score, "since": self.since, "until": self.until,
                   "status": self.status, "page": self.page,
-                  "view": None if self.view is QueueView.FLAGS else self.view, **changes}
+                  "view": None if self.view is QueueView.FLAGS else self.view, "severity": self.severity,
+                  **changes}
         return {k: v for k, v in values.items() if v not in (None, "")}
 
 
@@ -155,6 +159,22 @@ def _arg_view() -> QueueView:
     return QueueView(view)
 
 
+def _arg_severity() -> Severity | None:
+    severity = request.args.get("severity", "").strip()
+    if severity and severity not in Severity._value2member_map_:
+        raise ApiError(f"severity: one of {', '.join(Severity)}")
+    return Severity(severity) if severity else None
+
+
+def missing_key(result: StoredResult) -> str:
+    """The message key of what a result's source does not back ("" when nothing is missing): a
+    high gap of wording only is one in an article about a living person."""
+    if result.missing is None:
+        return ""
+    living = result.missing is MissingKind.WORDING and result.severity is Severity.HIGH
+    return f"side-dashboard-missing-{result.missing.value}{'-living' if living else ''}"
+
+
 def parse_filters() -> QueueFilters:
     wiki = request.args.get("wiki", "").strip()
     status = request.args.get("status", ReviewStatus.OPEN).strip() or ReviewStatus.OPEN
@@ -164,7 +184,8 @@ def parse_filters() -> QueueFilters:
     return QueueFilters(wiki=wiki_id(wiki) if wiki else "", level=level,
                         min_score=_arg_float("min_score"), max_score=_arg_float("max_score"),
                         since=_arg_date("since"), until=_arg_date("until"),
-                        status=status, page=_arg_int("page", 1, range(1, 10_001)), view=_arg_view())
+                        status=status, page=_arg_int("page", 1, range(1, 10_001)), view=_arg_view(),
+                        severity=_arg_severity())
 
 
 def level_reason(result: StoredResult) -> str:
@@ -269,18 +290,19 @@ def domain(url: str) -> str:
         return url
 
 
-def page_order(result: StoredResult) -> tuple[int, float, float, int]:
+def page_order(result: StoredResult) -> tuple[int, float, float, int, int]:
     """Flags first, then the levels Side is unsure of, each in the queue's order (the band of
-    :func:`side.ranking.failure_rank`, then priority), so the citations to fix lead; the others
-    follow in article order, where an editor finds them."""
+    :func:`side.ranking.failure_rank`, then priority, then severity), so the citations to fix
+    lead; the others follow in article order, where an editor finds them."""
     group = 0 if is_flagged(result) else 1 if in_queue(result, QueueView.UNSURE) else 2
     if group == 2:
-        return group, 0.0, 0.0, result.position
+        return group, 0.0, 0.0, 0, result.position
     likelihood = result.failure_likelihood or 0.0
     rank = result.priority.score if result.priority and result.priority.score is not None else None
-    _, band, key = failure_rank(result.level, likelihood, result.unsure,
-                                extra=0.0 if rank is None else rank - likelihood)
-    return group, band, key, result.position
+    _, band, key, severity = failure_rank(result.level, likelihood, result.unsure,
+                                          extra=0.0 if rank is None else rank - likelihood,
+                                          severity=result.severity)
+    return group, band, key, severity, result.position
 
 
 def page_link(wiki: str, title: str) -> str:
@@ -489,4 +511,6 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals["level_reason"] = level_reason
     app.jinja_env.globals["is_flagged"] = is_flagged
     app.jinja_env.globals["unsupported_words"] = unsupported_words
+    app.jinja_env.globals["missing_key"] = missing_key
+    app.jinja_env.globals["severities"] = [s.value for s in Severity]
     app.jinja_env.globals["mark_words"] = mark_words
