@@ -41,6 +41,15 @@ var UNSURE_MESSAGES = {
 	// eslint-disable-next-line camelcase -- the API's level value
 	not_supported: 'side-verdict-unsure-not-supported'
 };
+/* What a weak citation's source does not back, after its severity ("high: a date is not backed"). */
+var MISSING_MESSAGES = {
+	number: 'side-missing-number',
+	date: 'side-missing-date',
+	name: 'side-missing-name',
+	quotation: 'side-missing-quotation',
+	wording: 'side-missing-wording'
+};
+var SEVERITY_MESSAGES = { high: 'side-severity-high', low: 'side-severity-low' };
 var ERROR_MESSAGES = {
 	unreachable: 'side-error-unreachable',
 	csp: 'side-error-csp',
@@ -259,6 +268,28 @@ function createPanel( options ) {
 			Object.prototype.hasOwnProperty.call( UNSURE_MESSAGES, level ) );
 	}
 
+	/*
+	 * How much a weak citation's gap matters, beside its level: "high: a number is not backed",
+	 * "low: wording only" (a high gap of wording only is in an article about a living person).
+	 * Only for a level that needs review, and only a severity this gadget knows.
+	 */
+	function severityNote( result, level ) {
+		var severity = result && result.severity, missing = result && result.missing, text;
+		if ( ( level !== 'partially_supported' && level !== 'not_supported' ) ||
+			!Object.prototype.hasOwnProperty.call( SEVERITY_MESSAGES, severity ) ) {
+			return null;
+		}
+		// Messages: side-severity-high, side-severity-low, side-missing-number, side-missing-date,
+		// side-missing-name, side-missing-quotation, side-missing-wording, side-missing-wording-living
+		text = msg( SEVERITY_MESSAGES[ severity ] );
+		if ( Object.prototype.hasOwnProperty.call( MISSING_MESSAGES, missing ) ) {
+			text = msg( 'side-severity', text, msg( missing === 'wording' && severity === 'high' ?
+				'side-missing-wording-living' : MISSING_MESSAGES[ missing ] ) );
+		}
+		return el( 'span', 'side-severity side-severity--' + severity, text,
+			{ title: msg( 'side-severity-title' ), 'data-side-severity': severity } );
+	}
+
 	function evidenceNote( result ) {
 		var evidence = strongest( result.evidence );
 		return el( 'div', 'side-hint__evidence', evidence ? msg( 'side-evidence', evidence ) : msg( 'side-no-evidence' ) );
@@ -270,13 +301,17 @@ function createPanel( options ) {
 			row = el( 'li', 'side-hint side-hint--' + level + ( unsure ? ' side-hint--unsure' : '' ) +
 				( flagged ? ' side-hint--flagged' : '' ), null,
 			{ 'data-side-key': item.key, 'data-side-level': level, 'data-side-unsure': unsure ? 'true' : 'false' } ),
-			head = el( 'div', 'side-hint__head' ), words, suggestions;
+			head = el( 'div', 'side-hint__head' ), words, suggestions, severity;
 		// Messages: side-verdict-supported, side-verdict-partially-supported, side-verdict-not-supported,
 		// side-verdict-cannot-check, side-verdict-pending, side-verdict-none,
 		// side-verdict-unsure-partially-supported, side-verdict-unsure-not-supported
 		head.appendChild( unsure ?
 			el( 'span', 'side-verdict side-verdict--unsure', msg( UNSURE_MESSAGES[ level ] ) ) :
 			el( 'span', 'side-verdict side-verdict--' + level, msg( LEVEL_MESSAGES[ level ] ) ) );
+		severity = severityNote( result, level );
+		if ( severity ) {
+			head.appendChild( severity );
+		}
 		head.appendChild( button( msg( 'side-show', item.number ), 'side-show', 'quiet', function () {
 			options.onShow( item.key );
 		} ) );

@@ -265,3 +265,52 @@ describe( 'a verdict Side is unsure of', () => {
 		}
 	} );
 } );
+
+describe( 'the severity of a weak citation', () => {
+	it( 'shows beside the level what is missing and how much it matters', () => {
+		panelWith( [
+			{ result: result( 'not_supported', { severity: 'high', missing: 'number' } ) },
+			{ result: result( 'partially_supported', { severity: 'low', missing: 'wording', flagged: false, unsure: true } ) }
+		] );
+		const high = row( 'not_supported' ).querySelector( '.side-severity' );
+		expect( high.textContent ).toBe( 'high: a number is not backed' );
+		expect( high.dataset.sideSeverity ).toBe( 'high' );
+		expect( high.previousElementSibling ).toBe( badge( 'not_supported' ) );
+		expect( high.title ).toBe( msg( 'side-severity-title' ) );
+		const low = row( 'partially_supported' ).querySelector( '.side-severity' );
+		expect( low.textContent ).toBe( 'low: wording only' );
+		/* a missing fact stands out in the flag's red; wording only is quiet grey */
+		expect( getComputedStyle( high ).color ).toBe( 'rgb(215, 51, 51)' );
+		expect( getComputedStyle( low ).color ).toBe( 'rgb(84, 89, 93)' );
+		expect( getComputedStyle( low ).borderStyle ).toBe( 'dotted' );
+	} );
+
+	it( 'names a gap of wording in an article about a living person as high', () => {
+		panelWith( [ { result: result( 'partially_supported', { severity: 'high', missing: 'wording' } ) } ] );
+		expect( row( 'partially_supported' ).querySelector( '.side-severity' ).textContent )
+			.toBe( 'high: wording, in an article about a living person' );
+	} );
+
+	it( 'is shown for no other level and for no value it does not know', () => {
+		panelWith( [
+			{ result: result( 'supported', { severity: 'high', missing: 'date' } ) },
+			{ result: result( 'cannot_check', { severity: 'high', missing: 'date', level_reason: 'paywall', score: null } ) },
+			{ result: result( 'not_supported', { severity: 'urgent', missing: 'date' } ) },
+			{ result: result( 'partially_supported', { severity: null, missing: null } ) }
+		] );
+		expect( document.querySelectorAll( '.side-severity' ) ).toHaveLength( 0 );
+		panelWith( [ { result: result( 'not_supported', { severity: 'high', missing: '<b>odd</b>' } ) } ] );
+		expect( row( 'not_supported' ).querySelector( '.side-severity' ).textContent ).toBe( 'high' );
+	} );
+
+	it( 'has its messages in every language, documented', () => {
+		const german = require( '../i18n/de.json' );
+		for ( const key of [ 'side-severity', 'side-severity-high', 'side-severity-low', 'side-severity-title',
+			'side-missing-number', 'side-missing-date', 'side-missing-name', 'side-missing-quotation',
+			'side-missing-wording', 'side-missing-wording-living' ] ) {
+			expect( messages[ key ] ).toBeTruthy();
+			expect( documentation[ key ] ).toBeTruthy();
+			expect( german[ key ] ).toBeTruthy();
+		}
+	} );
+} );
