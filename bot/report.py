@@ -27,6 +27,7 @@ from bot.markup import external_link, nowiki, page_link
 from service.store import StoredResult
 from side.messages import Catalog, Messages
 from side.pipeline import Suggestion
+from side.verify.severity import MissingKind, Severity
 
 #: The report's messages (translatewiki.net JSON, ``side-report-*``), one file per language.
 MESSAGES = Catalog(Path(__file__).resolve().parent / "i18n")
@@ -91,6 +92,19 @@ def _score(msg: Messages, score: float | None) -> str:
     return msg.number(score) if score is not None else msg("side-report-no-score")
 
 
+def severity_text(msg: Messages, result: StoredResult) -> str:
+    """How much a citation's gap matters, in the report's language ("high: a date is not backed";
+    a high gap of wording only is one in an article about a living person); "" when it has none."""
+    if result.severity is None:
+        return ""
+    level = msg(f"side-report-severity-{result.severity.value}")
+    if result.missing is None:
+        return level
+    living = result.missing is MissingKind.WORDING and result.severity is Severity.HIGH
+    missing = msg(f"side-report-missing-{result.missing.value}{'-living' if living else ''}")
+    return msg("side-report-severity", level, missing)
+
+
 def _item_text(msg: Messages, n: int, item: ReportItem, brief: bool = False) -> str:
     """One citation's part of the section; ``brief``: only the claim, the verdict, the cited source
     and the suggested one (the details stay on the dashboard)."""
@@ -98,6 +112,9 @@ def _item_text(msg: Messages, n: int, item: ReportItem, brief: bool = False) -> 
     lines = [msg("side-report-citation", n), f"; {msg('side-report-claim')}", f": {nowiki(item.claim_text)}",
              f"; {msg('side-report-verdict')}", f": {msg('side-report-level-' + result.level.value.replace('_', '-'))}",
              ": " + msg("side-report-decided-by", nowiki(result.decided_by or "Side"))]
+    severity = severity_text(msg, result)
+    if severity:
+        lines.append(": " + msg("side-report-severity-line", severity))
     words = item.unsupported
     if words and not brief:
         quoted = ", ".join(nowiki(w, WORD_CHARS) for w in words[:MAX_WORDS])

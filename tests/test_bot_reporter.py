@@ -337,3 +337,36 @@ def test_a_report_fits_what_a_full_talk_page_has_left(mediawiki, site, store, ru
     assert talk.startswith(earlier[:1000]) and len(talk.encode()) <= WIKI_LIMIT
     assert "Automated citation check" in sections(talk)[-1] and talk.rstrip().endswith("(UTC)")
     assert "in brief" in talk and "Fact 0 about the bridge." in talk
+
+
+def test_the_section_names_how_much_each_reported_citation_s_gap_matters(mediawiki, site, store, run_page):
+    """Each reported citation's severity (side.verify.severity, as the pipeline grades a
+    needs-review verdict) is on the talk page under its level: a missing year is high, wording
+    only low."""
+    from test_bot_policy import _claim, worker_result
+
+    from side.verify.severity import missing_and_severity
+
+    title = article(mediawiki)
+    rows = [("The bridge opened in 1932.", "http://s.example/1", "1932"),
+            ("The bridge is very elegant.", "http://s.example/2", "very elegant")]
+    claims = [_claim(text, url, title) for text, url, _ in rows]
+    outcomes = [worker_result(claim, url, 0.05, True, (words,))
+                for claim, (_, url, words) in zip(claims, rows, strict=True)]
+    for result in outcomes:
+        result.missing, result.severity = missing_and_severity(result.verdict.unsupported, result.claim.text)
+    record, _ = store.add_check(CheckRequest("testwiki", title, claims, 100, origin="bot"))
+    store.finish(record.id, outcomes, 1.0)
+    reporter = make_reporter(site, store)
+    reporter.handle([record.id])
+    assert reporter.outcomes[-1].status == "posted", reporter.outcomes[-1].reason
+    talk = mediawiki.page_text("Talk:" + title)
+    year, wording = (item_of(talk, text, [t for t, _, _ in rows if t != text]) for text, _, _ in rows)
+    assert ": Severity: high: a date is not backed." in year
+    assert ": Severity: low: wording only." in wording and "Severity: high" not in wording
+
+
+def item_of(talk: str, text: str, others: list[str]) -> str:
+    """The part of a section from the claim ``text`` to the next of the ``others`` claims."""
+    start = talk.index(text)
+    return talk[start:min((talk.index(o) for o in others if talk.index(o) > start), default=len(talk))]
