@@ -138,6 +138,11 @@ def test_operating_points_on_a_hand_made_set():
     half = rows["50% supported flagged"]  # its cut (0.6) is above the supported one: the band above counts
     assert half["cut"] == 0.6 and half["supported_flagged"] == 0.5 and half["unsure_share"] == 1 / 8
     assert half["precision"] == pytest.approx(3 / 5) and half["recall"] == 1.0
+    assert rows["sure flag cut"]["cut"] == 0.55  # no flag cut given: the supported cut, none unsure
+    sure = {r["point"]: r for r in operating_points(gold, score, levels, high,
+                                                     LevelThresholds(0.55, 0.4, 0.15, flag=0.35))}["sure flag cut"]
+    assert (sure["cut"], sure["flagged"], sure["unsure_share"]) == (0.35, 3, 1 / 8)
+    assert sure["precision"] == pytest.approx(2 / 3) and sure["supported_flagged"] == 0.25
 
 
 def test_verdict_severities_fall_back_to_the_claim():

@@ -192,7 +192,8 @@ def operating_points(gold: list[str], score: np.ndarray, levels: list[str], high
     Per row, over all citations (a *cannot check* verdict is never flagged nor unsure):
     flagged = the citations needing review at that point: at "levels", the levels Side gives
     (partially or not supported); at a cut, a score below it (the supported cut, the not-supported
-    cut, the report cut), or, for a share s, at most the s quantile of the supported citations'
+    cut, the report cut, the sure flag cut: what Side flags, the band up to the supported cut
+    being unsure), or, for a share s, at most the s quantile of the supported citations'
     scores (ties flag together). precision / recall: of needs review, gold partially or not
     supported. supported_flagged: the share of gold-supported citations flagged. unsure_share:
     the share scoring between the row's cut and the supported cut (neither flagged nor called
@@ -216,7 +217,7 @@ def operating_points(gold: list[str], score: np.ndarray, levels: list[str], high
         return _point(name, cut, flagged, review, good, unsure, high)
 
     for name, cut in (("supported cut", cuts.supported), ("not supported cut", cuts.not_supported),
-                      ("report cut", cuts.report)):
+                      ("report cut", cuts.report), ("sure flag cut", float(cuts.band[0]))):
         rows.append(at(name, cut, checked & (score < cut)))
     for share in shares:
         if not good.any():
