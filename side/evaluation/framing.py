@@ -179,20 +179,13 @@ def choose_restates(backed: Sequence[Backed], grid: Sequence[float] = (0.3, 0.4,
     of ``backed`` have a sentence taken as framed. The highest, because real pages that hold a cue
     beside the claim's words are too rare in train to show the cost of a lower share. Cheap: cues
     and word sets, no model."""
-    import side.verify.framing as framing
-
     items = [i for i in wrapped_items(backed, TRAIN_WRAPS) + _loose_items(backed) if i.kind is not None]
     rows, chosen = [], None
-    saved = framing.RESTATES
-    try:
-        for share in grid:
-            framing.RESTATES = share
-            false = _share([bool(frames(b.query.claim, b.sentences)) for b in backed])
-            caught = _share([bool(frames(i.query.claim, i.sentences)) for i in items])
-            rows.append({"restates": share, "real_pages_framed": false, "wrapped_caught": caught})
-            if false <= most_false and caught >= least_caught:
-                chosen = share
-    finally:
-        framing.RESTATES = saved
+    for share in grid:
+        false = _share([bool(frames(b.query.claim, b.sentences, share)) for b in backed])
+        caught = _share([bool(frames(i.query.claim, i.sentences, share)) for i in items])
+        rows.append({"restates": share, "real_pages_framed": false, "wrapped_caught": caught})
+        if false <= most_false and caught >= least_caught:
+            chosen = share
     return {"claims": len(backed), "wrapped": len(items), "most_false": most_false, "least_caught": least_caught,
             "grid": rows, "chosen": chosen}

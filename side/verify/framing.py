@@ -96,15 +96,12 @@ _CUES: dict[FrameKind, tuple[str, ...]] = {
         r"\b(?:note|message)\s+(?:to|for)\s+(?:ai|any\s+ai|automated|language\s+models?|assistants?|bots?)\b",
     ),
 }
-_KIND_OF_GROUP: list[FrameKind] = []
 
 
 def _compile() -> re.Pattern[str]:
-    parts = []
-    for kind, patterns in _CUES.items():
-        for pattern in patterns:
-            parts.append(f"(?P<c{len(_KIND_OF_GROUP)}>{pattern})")
-            _KIND_OF_GROUP.append(kind)
+    """One alternation of every cue, each a group named ``KIND_n`` (its kind read back from the name)."""
+    parts = [f"(?P<{kind.name}_{n}>{pattern})" for kind, patterns in _CUES.items()
+             for n, pattern in enumerate(patterns)]
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -130,21 +127,22 @@ def _cues(sentences: Sequence[str]) -> list[tuple[int, FrameKind, str]]:
         offset += len(sentence) + 1
     found = []
     for match in _CUE.finditer("\n".join(sentences)):
-        group = match.lastgroup or ""
-        if not group.startswith("c"):
+        if match.lastgroup is None:
             continue
-        found.append((bisect.bisect_right(starts, match.start()) - 1, _KIND_OF_GROUP[int(group[1:])],
-                      match.group(0)))
+        kind = FrameKind[match.lastgroup.rsplit("_", 1)[0]]
+        found.append((bisect.bisect_right(starts, match.start()) - 1, kind, match.group(0)))
     return found
 
 
-def _restates(wanted: set[str], sentence: str) -> bool:
+def _restates(wanted: set[str], sentence: str, share: float) -> bool:
     have = set(content_tokens(sentence))
-    return len(wanted & have) >= RESTATES * len(wanted)
+    return len(wanted & have) >= share * len(wanted)
 
 
-def frames(claim: str, sentences: Sequence[str]) -> tuple[Frame, ...]:
-    """The framed restatements of ``claim`` in ``sentences``, in sentence order."""
+def frames(claim: str, sentences: Sequence[str], restates: float | None = None) -> tuple[Frame, ...]:
+    """The framed restatements of ``claim`` in ``sentences``, in sentence order; ``restates``: the
+    share of the claim a framed sentence holds (None: :data:`RESTATES`, read at call time)."""
+    share = RESTATES if restates is None else restates
     wanted = set(content_tokens(claim))
     if not wanted:
         return ()
@@ -156,7 +154,7 @@ def frames(claim: str, sentences: Sequence[str]) -> tuple[Frame, ...]:
         reach = range(index, min(len(sentences), index + 1 + INSTRUCTION_REACH)) if kind is FrameKind.INSTRUCTION \
             else (index,)
         for i in reach:
-            if i not in chosen and _restates(wanted, sentences[i]):
+            if i not in chosen and _restates(wanted, sentences[i], share):
                 chosen[i] = Frame(kind, cue, i)
     return tuple(chosen[i] for i in sorted(chosen))
 
